@@ -1,0 +1,25 @@
+"""jupyter-ai-ci: the notebook as a code interpreter.
+
+``%load_ext jupyter_ai_ci`` registers ``%%ask`` and ``%ask``.  Importing this
+package stays cheap: the openai SDK is imported on the first request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .magics import AskMagics
+
+    ipython.register_magics(AskMagics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    # IPython has no public way to unregister magics; drop ours by name.
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("ask", None)

@@ -1,0 +1,71 @@
+"""One small hierarchy of errors users can meet.
+
+Every error here carries a one-line message that says what to do.  IPython
+renders exceptions that define ``_render_traceback_`` with that text instead of
+a traceback, so a user never sees our internals -- yet the cell still ends in
+an error, which makes Run All stop where it should.
+"""
+
+from __future__ import annotations
+
+
+class AICIError(Exception):
+    """Base class: a problem the user can act on, shown as one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class UsageProblem(AICIError):
+    """The user asked for something we cannot do (empty prompt, bad option)."""
+
+
+class ModelError(AICIError):
+    """The model endpoint could not give an answer."""
+
+
+class NoEndpoint(ModelError):
+    """No model endpoint or key is configured."""
+
+
+class ModelUnreachable(ModelError):
+    """Connection refused, DNS failure, or the request timed out."""
+
+
+class ModelAuthError(ModelError):
+    """The endpoint rejected the key (401/403)."""
+
+
+class ModelRateLimited(ModelError):
+    """429 after the client's own retries with backoff."""
+
+
+class ModelServerError(ModelError):
+    """5xx or a malformed reply from the endpoint."""
+
+
+class BudgetExceeded(AICIError):
+    """A configured token budget would be exceeded."""
+
+
+class PolicyRefused(AICIError):
+    """Code was refused by policy (rejected, or no way to ask for approval)."""
+
+
+class RetriesExhausted(AICIError):
+    """Every attempt raised; names the last error and the attempt count."""
+
+    def __init__(self, attempts: int, last_error: str, early_stop: bool = False) -> None:
+        self.attempts = attempts
+        self.last_error = last_error
+        self.early_stop = early_stop
+        why = " (the same error came back twice, so it stopped early)" if early_stop else ""
+        plural = "attempt" if attempts == 1 else "attempts"
+        super().__init__(
+            f"gave up after {attempts} {plural}{why}; last error: {last_error}. "
+            "Rephrase the request, give more detail, or raise --retries."
+        )
+
+
+class Interrupted(AICIError):
+    """The user interrupted the run; nothing was inserted."""

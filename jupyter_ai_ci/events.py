@@ -1,0 +1,164 @@
+"""Plain data exchanged between the agent loop and its drivers.
+
+The loop yields *actions* (call the model, execute code, tell the user
+something) and is sent *results* (a model reply, an execution result).  Nothing
+here does I/O, so the loop can be tested in memory and driven by any driver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message in OpenAI's shape."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception raised by generated code, as data."""
+
+    ename: str
+    evalue: str
+    traceback: str  # ANSI stripped, may be long; the prompt truncates it
+    lineno: int | None = None
+
+    @property
+    def signature(self) -> tuple[str, str, int | None]:
+        # What "the same error" means for the early stop.
+        return (self.ename, self.evalue, self.lineno)
+
+    def one_line(self) -> str:
+        where = f" (line {self.lineno})" if self.lineno else ""
+        return f"{self.ename}: {self.evalue}{where}"
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What running one block of code produced."""
+
+    output: str = ""  # stdout + stderr interleaved, possibly head+tail cut
+    result: str | None = None  # text repr of the last expression's value
+    displays: tuple[str, ...] = ()  # short text stand-ins for rich outputs
+    error: ErrorInfo | None = None
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()  # things the executor wants said (e.g. output cut)
+    # Full mime bundles for frontends that insert real cells; never sent to the model.
+    outputs: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# ---- actions the loop asks for -------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallModel:
+    messages: tuple[Message, ...]
+    purpose: Literal["first", "fix", "next-step"]
+
+
+@dataclass(frozen=True)
+class Execute:
+    code: str
+    attempt: int
+    step: int
+    block: int  # index of the block within the reply
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something to tell the user; the driver sends back None."""
+
+    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages"]
+    text: str
+    attempt: int = 0
+    step: int = 0
+
+
+Action = Union[CallModel, Execute, Notice]
+
+
+# ---- what the loop records and returns -----------------------------------
+
+
+@dataclass(frozen=True)
+class Attempt:
+    number: int  # 1-based across the whole run
+    step: int
+    code: tuple[str, ...]
+    results: tuple[ExecutionResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results) and len(self.results) == len(self.code)
+
+    @property
+    def error(self) -> ErrorInfo | None:
+        for r in self.results:
+            if r.error is not None:
+                return r.error
+        return None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A block of code that succeeded and belongs in the notebook."""
+
+    code: str
+    step: int
+    result: ExecutionResult
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Literal["success", "answered", "failed", "not-run"]
+    cells: tuple[Cell, ...] = ()
+    answer: str = ""  # prose the model ended with (or the whole reply if no code)
+    attempts: tuple[Attempt, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    requests: int = 0
+    early_stop: bool = False
+    messages: tuple[Message, ...] = ()  # the whole conversation, for follow-ups
+
+    @property
+    def last_error(self) -> ErrorInfo | None:
+        for a in reversed(self.attempts):
+            if a.error is not None:
+                return a.error
+        return None

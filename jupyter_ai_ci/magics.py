@@ -1,0 +1,180 @@
+"""``%%ask`` and ``%ask``: the magic driver of the agent loop."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .config import AICISettings
+from .context import CellRecord, build_context, describe, user_variables
+from .drivers import drive
+from .errors import Interrupted, RetriesExhausted
+from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
+from .executors.shell import ShellExecutor
+from .llm import Endpoint, OpenAIClient
+from .loop import LoopSettings, agent_loop
+
+RECENT_CELLS = 20
+CONVERSATION_TURNS = 3
+
+
+class PrintReporter:
+    """Tells the user what happens by printing: works in every frontend
+    (JupyterLab, Notebook, VS Code, the IPython terminal)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def _say(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def model_started(self, call: CallModel) -> None:
+        label = {"first": "writing code", "fix": "fixing", "next-step": "next step"}[call.purpose]
+        self._say(f"── {self.model}: {label} ──\n")
+
+    def model_text(self, text: str) -> None:
+        self._say(text)
+
+    def model_finished(self) -> None:
+        self._say("\n")
+
+    def notice(self, notice: Notice) -> None:
+        mark = {"retrying": "✗", "attempt": "▶"}.get(notice.kind, "·")
+        self._say(f"{mark} {notice.text}\n")
+
+    def executing(self, action: Execute) -> None:
+        pass
+
+    def executed(self, action: Execute, result: ExecutionResult) -> None:
+        for note in result.notes:
+            self._say(f"· {note}\n")
+
+
+@magics_class
+class AskMagics(Magics, AICISettings):
+    """Holds the settings (``%config AskMagics``) and the conversation of this kernel."""
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.conversation: list[Message] = []
+        self._clients: dict[Endpoint, OpenAIClient] = {}
+
+    def _client(self, endpoint: Endpoint) -> OpenAIClient:
+        # One client per endpoint: the SDK's connection pool is reused across requests.
+        if endpoint not in self._clients:
+            self._clients[endpoint] = OpenAIClient(endpoint)
+        return self._clients[endpoint]
+
+    def _context(self, request: str) -> str:
+        shell = self.shell
+        variables = user_variables(shell.user_ns, shell.user_ns_hidden)
+        inputs = list(shell.user_ns.get("In", []))[1:]
+        outputs = shell.user_ns.get("Out", {})
+        # The running %%ask cell is already in history; leave it out.
+        if inputs and inputs[-1].lstrip().startswith(("%%ask", "get_ipython().run_cell_magic('ask'")):
+            inputs.pop()
+        cells = []
+        for number, source in list(enumerate(inputs, start=1))[-RECENT_CELLS:]:
+            if not source.strip() or "run_cell_magic('ask'" in source:
+                continue
+            out = describe("Out", outputs[number]) if number in outputs else ""
+            cells.append(CellRecord(source, out))
+        return build_context(request, variables, cells, self.max_context_tokens)
+
+    @magic_arguments()
+    @argument("--retries", type=int, default=None, metavar="N",
+              help="fix attempts after a failed attempt, per step (default 2: at most 3 attempts)")
+    @argument("--model", default=None, metavar="NAME",
+              help="model to use for this request (default: AICISettings.model / $JUPYTER_AI_CI_MODEL)")
+    @argument("--steps", type=int, default=None, metavar="N",
+              help="with N > 1 a successful step's output goes back to the model, which writes "
+                   "the next step or ends with prose (default 1)")
+    @argument("--no-run", action="store_true", help="insert the code without running it")
+    @argument("--new", action="store_true", help="forget earlier requests of this kernel")
+    @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
+    @line_cell_magic
+    def ask(self, line: str, cell: str | None = None) -> None:
+        """Ask the model for code, run it in this kernel, and fix it from the traceback.
+
+        Usage::
+
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new]
+            Load sales.csv and plot total revenue per region
+
+            %ask how many rows does df have?
+
+        The model is told about your variables (names, types, shapes, DataFrame
+        columns) and recent cells. Every ```python block of its reply runs, in
+        order. When an attempt raises, the traceback goes back to the model and
+        it tries again, at most --retries more times (default 2). The code that
+        worked is put in a new cell below. After the last failed attempt the
+        cell ends in an error naming the last exception, so Run All stops.
+
+        Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
+        server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
+        """
+        args = parse_argstring(self.ask, line)
+        request = (cell if cell is not None else " ".join(args.request)).strip()
+        if cell is not None and args.request:
+            raise UsageError("%%ask takes the request in the cell body, not on the first line "
+                             f"(unexpected: {' '.join(args.request)!r})")
+        if not request:
+            raise UsageError("%ask needs a request: write it in the cell body under %%ask, "
+                             "or after %ask on the same line")
+        for flag in ("retries", "steps"):
+            value = getattr(args, flag)
+            if value is not None and value < (0 if flag == "retries" else 1):
+                raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
+        endpoint = Endpoint.from_settings(self, model=args.model)
+        endpoint.check()
+        if args.new:
+            self.conversation.clear()
+        settings = LoopSettings(
+            retries=self.retries if args.retries is None else args.retries,
+            steps=self.steps if args.steps is None else args.steps,
+            run=not args.no_run,
+            max_output_chars=self.max_output_chars,
+            max_traceback_chars=self.max_output_chars * 2,
+        )
+        loop = agent_loop(request, self._context(request), settings, tuple(self.conversation))
+        executor = ShellExecutor(self.shell, self.max_output_chars)
+        try:
+            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model))
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted: nothing was inserted") from None
+        self._remember(request, outcome)
+        self._finish(outcome)
+
+    def _remember(self, request: str, outcome: Outcome) -> None:
+        if outcome.status == "failed":
+            return
+        code = "\n\n".join(c.code for c in outcome.cells)
+        answer = (f"```python\n{code}\n```\n" if code else "") + (outcome.answer if not code else "")
+        self.conversation += [Message("user", request), Message("assistant", answer.strip())]
+        del self.conversation[: -2 * CONVERSATION_TURNS]
+
+    def _finish(self, outcome: Outcome) -> None:
+        tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+        n = len(outcome.attempts)
+        if outcome.status == "failed":
+            error = outcome.last_error
+            if error is not None:
+                print(error.traceback, file=sys.stderr)
+                raise RetriesExhausted(n, error.one_line(), outcome.early_stop)
+            raise RetriesExhausted(n, "the model answered the traceback without code")
+        if outcome.status == "answered":
+            print(f"· answered without code ({tokens})")
+            return
+        code = "\n\n".join(c.code for c in outcome.cells)
+        if code:
+            self.shell.set_next_input(code, replace=False)
+        if outcome.status == "not-run":
+            print(f"· not run (--no-run): the code is in a new cell below ({tokens})")
+            return
+        plural = "attempt" if n == 1 else "attempts"
+        print(f"✓ done in {n} {plural} ({tokens}); the code is in a new cell below")

@@ -1,0 +1,231 @@
+"""A real local HTTP server that speaks OpenAI chat completions with scripted replies.
+
+Streamed (SSE) and whole replies, with ``usage``; faults on demand (status
+codes, Retry-After, a stream cut mid-reply, a malformed body, a slow answer).
+Every request body is recorded, so tests assert on what was *sent* as well as
+on what happened.  Nothing in the SDK is patched: requests travel over TCP.
+
+    with ScriptedOpenAIServer([Reply("```python\\nx = 1\\n```")]) as server:
+        os.environ["OPENAI_BASE_URL"] = server.base_url
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer.  ``require``: serve it only when the request's
+    messages contain this text; otherwise answer 400 and record the miss."""
+
+    text: str = ""
+    status: int = 200
+    require: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+    cut_after: int | None = None  # streamed: drop the connection after this many characters
+    raw: str | None = None  # send this body as is (malformed replies)
+    usage: bool = True
+
+
+def _tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+class ScriptedOpenAIServer:
+    def __init__(self, replies: list[Reply] | None = None, api_key: str | None = None,
+                 host: str = "127.0.0.1", port: int = 0, model: str = "scripted-model") -> None:
+        self.replies: list[Reply] = list(replies or [])
+        self.api_key = api_key
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.misses: list[str] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedOpenAIServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ---- scripting --------------------------------------------------------
+    def script(self, *replies: Reply | str) -> None:
+        """Replace the queue of replies; plain strings are ``Reply(text)``."""
+        with self._lock:
+            self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
+            self.requests.clear()
+            self.misses.clear()
+
+    def request_texts(self) -> list[str]:
+        """Each recorded request's messages joined as text, for assertions."""
+        return ["\n".join(str(m.get("content", "")) for m in r.get("messages", [])) for r in self.requests]
+
+    def _next(self, body: dict[str, Any]) -> Reply | None:
+        with self._lock:
+            self.requests.append(body)
+            return self.replies.pop(0) if self.replies else None
+
+    # ---- HTTP -------------------------------------------------------------
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+                self._json(status, {"error": {"message": message, "type": "scripted", "code": status}},
+                           headers)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                else:
+                    self._error(404, "not found")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._error(404, f"no route {self.path}")
+                    return
+                if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    self._error(401, "Incorrect API key provided.")
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._error(400, "request body is not JSON")
+                    return
+                reply = server._next(body)
+                if reply is None:
+                    self._error(500, "scripted server: no reply left in the script")
+                    return
+                if reply.delay:
+                    time.sleep(reply.delay)
+                text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                if reply.require is not None and reply.require not in text:
+                    server.misses.append(reply.require)
+                    self._error(400, f"scripted reply requires {reply.require!r} in the request")
+                    return
+                if reply.status != 200:
+                    self._error(reply.status, f"scripted status {reply.status}", reply.headers)
+                    return
+                if reply.raw is not None:
+                    data = reply.raw.encode()
+                    self.send_response(200)
+                    ctype = "text/event-stream" if body.get("stream") else "application/json"
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                usage = {"prompt_tokens": _tokens(text), "completion_tokens": _tokens(reply.text),
+                         "total_tokens": _tokens(text) + _tokens(reply.text)}
+                model = body.get("model") or server.model
+                if body.get("stream"):
+                    self._stream(reply, model, usage if reply.usage else None,
+                                 bool((body.get("stream_options") or {}).get("include_usage")))
+                else:
+                    payload: dict[str, Any] = {
+                        "id": "chatcmpl-scripted", "object": "chat.completion",
+                        "created": int(time.time()), "model": model,
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": reply.text}}],
+                    }
+                    if reply.usage:
+                        payload["usage"] = usage
+                    self._json(200, payload)
+
+            def _stream(self, reply: Reply, model: str, usage: dict[str, int] | None,
+                        include_usage: bool) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+                def chunk(delta: dict[str, Any], finish: str | None = None,
+                          use: dict[str, int] | None = None, choices: bool = True) -> None:
+                    event: dict[str, Any] = {
+                        "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+                        "created": int(time.time()), "model": model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if choices else [],
+                    }
+                    if use is not None:
+                        event["usage"] = use
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+
+                chunk({"role": "assistant", "content": ""})
+                text = reply.text if reply.cut_after is None else reply.text[: reply.cut_after]
+                for i in range(0, len(text), 16):
+                    chunk({"content": text[i: i + 16]})
+                if reply.cut_after is not None:
+                    return  # the connection closes mid-reply, with no [DONE]
+                chunk({}, finish="stop")
+                if include_usage and usage is not None:
+                    chunk({}, use=usage, choices=False)
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        return Handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve scripted OpenAI chat completions.")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reply", action="append", default=[], help="a reply text (repeatable)")
+    args = parser.parse_args()
+    server = ScriptedOpenAIServer([Reply(t) for t in args.reply], port=args.port).start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

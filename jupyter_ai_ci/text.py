@@ -1,0 +1,90 @@
+"""Small pure text helpers: fenced code extraction, ANSI stripping, head+tail cuts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A fence opens with ``` or ~~~ (3 or more) and an optional info string; it is
+# closed by the same character repeated at least as many times (CommonMark).
+_FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+PYTHON_NAMES = frozenset({"python", "py", "python3", "ipython", "ipython3", "jupyter"})
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    language: str  # lower-cased first word of the info string, "" when absent
+    code: str
+
+    @property
+    def is_python(self) -> bool:
+        return self.language in PYTHON_NAMES
+
+
+def extract_code_blocks(text: str) -> list[CodeBlock]:
+    """Return the fenced code blocks of a Markdown reply, in order.
+
+    An unterminated final fence still counts (a reply cut off by max tokens
+    should not lose its code; the syntax check catches a real truncation).
+    """
+    blocks: list[CodeBlock] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence = m.group("fence")
+        info = m.group("info").strip()
+        language = info.split()[0].lower().lstrip("{.").rstrip("}") if info else ""
+        indent = len(m.group("indent"))
+        body: list[str] = []
+        i += 1
+        while i < len(lines):
+            stripped = lines[i].lstrip(" ")
+            if (
+                len(lines[i]) - len(stripped) <= 3
+                and stripped.startswith(fence[0] * len(fence))
+                and stripped.rstrip() == fence[0] * len(stripped.rstrip())
+            ):
+                break
+            line = lines[i]
+            # CommonMark: remove up to the opening fence's indentation.
+            body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
+            i += 1
+        i += 1
+        blocks.append(CodeBlock(language, "\n".join(body)))
+    return blocks
+
+
+def python_blocks(text: str) -> list[str]:
+    """The code of every python block; an untagged block counts as python.
+
+    Models often omit the language tag; an untagged block that is valid
+    Python is what they meant.  The syntax check before running catches the
+    rest.
+    """
+    return [b.code for b in extract_code_blocks(text) if (b.is_python or b.language == "") and b.code.strip()]
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def head_tail(text: str, limit: int) -> str:
+    """Keep the head and tail of ``text`` within ``limit`` characters.
+
+    The cut is marked with how much was removed, so the model knows output
+    is missing rather than absent.
+    """
+    if limit <= 0 or len(text) <= limit:
+        return text
+    marker_room = 60
+    keep = max(limit - marker_room, 2)
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n… {cut} characters cut …\n{text[len(text) - tail:]}"
