@@ -17,6 +17,7 @@ from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcom
 from .executors.shell import ShellExecutor
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .sinks import CellSink, NextInputSink, provenance
 
 RECENT_CELLS = 20
 CONVERSATION_TURNS = 3
@@ -148,7 +149,7 @@ class AskMagics(Magics, AICISettings):
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted") from None
         self._remember(request, outcome)
-        self._finish(outcome)
+        self._finish(request, outcome, endpoint)
 
     def _remember(self, request: str, outcome: Outcome) -> None:
         if outcome.status == "failed":
@@ -158,7 +159,10 @@ class AskMagics(Magics, AICISettings):
         self.conversation += [Message("user", request), Message("assistant", answer.strip())]
         del self.conversation[: -2 * CONVERSATION_TURNS]
 
-    def _finish(self, outcome: Outcome) -> None:
+    def _sink(self) -> CellSink:
+        return NextInputSink(self.shell)
+
+    def _finish(self, request: str, outcome: Outcome, endpoint: Endpoint) -> None:
         tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
         n = len(outcome.attempts)
         if outcome.status == "failed":
@@ -170,11 +174,11 @@ class AskMagics(Magics, AICISettings):
         if outcome.status == "answered":
             print(f"· answered without code ({tokens})")
             return
-        code = "\n\n".join(c.code for c in outcome.cells)
-        if code:
-            self.shell.set_next_input(code, replace=False)
+        where = self._sink().insert(
+            outcome.cells, provenance(request, outcome, endpoint.model, endpoint.host)
+        )
         if outcome.status == "not-run":
-            print(f"· not run (--no-run): the code is in a new cell below ({tokens})")
+            print(f"· not run (--no-run): {where} ({tokens})")
             return
         plural = "attempt" if n == 1 else "attempts"
-        print(f"✓ done in {n} {plural} ({tokens}); the code is in a new cell below")
+        print(f"✓ done in {n} {plural} ({tokens}); {where}")
