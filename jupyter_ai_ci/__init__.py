@@ -19,6 +19,14 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(AskMagics)
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "jupyter_ai_ci.server"}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyter-ai-ci"}]
+
+
 def unload_ipython_extension(ipython: Any) -> None:
     # IPython has no public way to unregister magics; drop ours by name.
     for kind in ("line", "cell"):

@@ -69,3 +69,7 @@ class RetriesExhausted(AICIError):
 
 class Interrupted(AICIError):
     """The user interrupted the run; nothing was inserted."""
+
+
+class ExecutionAborted(AICIError):
+    """The code could not be run at all: kernel dead, notebook closed, panel gone."""

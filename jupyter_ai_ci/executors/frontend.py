@@ -1,0 +1,148 @@
+"""Run code through the browser: the sidebar's executor.
+
+The server asks the panel (over the run's websocket) to insert a cell and run
+it in the notebook's kernel, and waits for the cell's outputs.  Running in the
+frontend, not from the server, is what makes the code an ordinary notebook
+cell: the user sees it appear, run and print, like a cell they typed.
+
+A fix *replaces* the cells of the attempt that failed: the first block of the
+next attempt names them in ``replace`` and the frontend puts the new cell in
+their place.  The notebook ends up holding only code that ran; the panel keeps
+every attempt, with its traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ExecutionAborted
+from ..events import ErrorInfo, Execute, ExecutionResult
+from ..text import head_tail, strip_ansi
+from .capture import standin
+
+Send = Callable[[dict[str, Any]], None]
+
+# IPython names the frame of the cell "Cell In[7], line 3"; the deepest such
+# frame is the line of the generated code that failed.
+_CELL_LINE = re.compile(r"Cell In\[\d*\], line (\d+)")
+
+
+def result_from_reply(reply: dict[str, Any], max_output_chars: int) -> ExecutionResult:
+    """An ``ExecutionResult`` from the outputs (nbformat dicts) the frontend sends back."""
+    outputs = [o for o in reply.get("outputs") or [] if isinstance(o, dict)]
+    text: list[str] = []
+    displays: list[str] = []
+    result: str | None = None
+    error: ErrorInfo | None = None
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            value = out.get("text", "")
+            text.append("".join(value) if isinstance(value, list) else str(value))
+        elif kind == "display_data":
+            displays.append(standin(out.get("data") or {}))
+        elif kind == "execute_result":
+            plain = (out.get("data") or {}).get("text/plain", "")
+            result = "".join(plain) if isinstance(plain, list) else str(plain)
+        elif kind == "error":
+            error = _error(out)
+    if error is None and reply.get("status") == "error":
+        # An error reply without an error output (e.g. a cell cleared while it ran).
+        error = _error(reply)
+    return ExecutionResult(
+        output=head_tail("".join(text), max_output_chars),
+        result=result,
+        displays=tuple(displays),
+        error=error,
+        seconds=float(reply.get("seconds") or 0.0),
+        outputs=tuple(outputs),
+    )
+
+
+def _error(data: dict[str, Any]) -> ErrorInfo:
+    tb = data.get("traceback") or []
+    text = strip_ansi("\n".join(tb) if isinstance(tb, list) else str(tb))
+    ename = str(data.get("ename") or "Error")
+    evalue = str(data.get("evalue") or "")
+    lines = _CELL_LINE.findall(text)
+    return ErrorInfo(ename, evalue, text or f"{ename}: {evalue}", int(lines[-1]) if lines else None)
+
+
+class FrontendExecutor:
+    """``AsyncExecutor`` that has the browser insert and run each block.
+
+    ``send`` delivers a message to the panel; the websocket handler calls
+    ``resolve`` with the panel's answer and ``abort`` when the panel goes away.
+    """
+
+    def __init__(self, send: Send, anchor_cell_id: str | None,
+                 metadata: dict[str, Any] | None = None, max_output_chars: int = 4000) -> None:
+        self.send = send
+        self.metadata = metadata or {}
+        self.max_output_chars = max_output_chars
+        self._after = anchor_cell_id  # new cells go below this one
+        self._ids = itertools.count(1)
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._action: Execute | None = None
+        self._attempt_cells: list[str] = []  # cells of the current attempt
+        self._attempt: int | None = None
+        self._failed = False  # the current attempt has raised
+        self.cells: list[str] = []  # every cell left in the notebook by this run
+
+    def begin(self, action: Execute) -> None:
+        """Told before each block which attempt and block it is (via the reporter)."""
+        self._action = action
+
+    async def aexecute(self, code: str) -> ExecutionResult:
+        action = self._action
+        replace: list[str] = []
+        if action is not None and action.attempt != self._attempt:
+            if self._attempt is not None and action.block == 0 and self._failed:
+                replace = list(self._attempt_cells)
+            self._attempt = action.attempt
+            self._attempt_cells = []
+            self._failed = False
+        request_id = f"x{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        self.send({
+            "type": "execute",
+            "id": request_id,
+            "code": code,
+            "after": self._after,
+            "replace": replace,
+            "metadata": self.metadata,
+        })
+        try:
+            reply = await future
+        finally:
+            self._pending.pop(request_id, None)
+        if reply.get("status") == "aborted":
+            raise ExecutionAborted(str(reply.get("reason") or "the notebook could not run the cell"))
+        cell_id = reply.get("cell_id")
+        if isinstance(cell_id, str):
+            for old in replace:
+                if old in self.cells:
+                    self.cells.remove(old)
+            self.cells.append(cell_id)
+            self._attempt_cells.append(cell_id)
+            self._after = cell_id
+        result = result_from_reply(reply, self.max_output_chars)
+        self._failed = not result.ok
+        return result
+
+    def resolve(self, message: dict[str, Any]) -> bool:
+        future = self._pending.get(str(message.get("id")))
+        if future is None or future.done():
+            return False
+        future.set_result(message)
+        return True
+
+    def abort(self, reason: str) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ExecutionAborted(reason))

@@ -1,0 +1,179 @@
+"""One sidebar request, from the panel's message to its outcome.
+
+The model is called here, in the server (the key never reaches the browser);
+the code runs in the browser's notebook through ``FrontendExecutor``.  Every
+message to the panel goes through ``send``; every failure ends as a sentence
+the panel can show, and the socket stays usable for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import AICISettings
+from ..context import CellRecord
+from ..drivers import adrive
+from ..errors import AICIError, RetriesExhausted
+from ..events import CallModel, Execute, ExecutionResult, Notice, Outcome
+from ..executors.frontend import FrontendExecutor
+from ..llm import Endpoint, OpenAIClient
+from ..loop import LoopSettings, agent_loop
+from ..sinks import METADATA_KEY
+from .context import kernel_context
+
+Send = Callable[[dict[str, Any]], None]
+MAX_CELLS = 20
+
+
+class RequestRefused(AICIError):
+    """The panel asked for something this server will not do."""
+
+
+@dataclass(frozen=True)
+class AskMessage:
+    request: str
+    path: str
+    kernel_id: str
+    anchor_cell_id: str | None
+    cells: tuple[CellRecord, ...]
+    model: str | None
+
+    @classmethod
+    def parse(cls, msg: dict[str, Any]) -> AskMessage:
+        request = str(msg.get("request") or "").strip()
+        if not request:
+            raise RequestRefused("write a request first")
+        if not msg.get("kernel_id") or not msg.get("path"):
+            raise RequestRefused("open a notebook with a running kernel first")
+        cells = tuple(
+            CellRecord(str(c.get("source", "")), str(c.get("output", "")))
+            for c in (msg.get("cells") or [])[-MAX_CELLS:]
+            if isinstance(c, dict)
+        )
+        anchor = msg.get("anchor_cell_id")
+        return cls(request, str(msg["path"]), str(msg["kernel_id"]),
+                   anchor if isinstance(anchor, str) else None, cells, msg.get("model") or None)
+
+
+class PanelReporter:
+    """Streams what the loop does to the panel."""
+
+    def __init__(self, send: Send, executor: FrontendExecutor) -> None:
+        self.send = send
+        self.executor = executor
+
+    def model_started(self, call: CallModel) -> None:
+        self.send({"type": "model", "purpose": call.purpose})
+
+    def model_text(self, text: str) -> None:
+        self.send({"type": "text", "text": text})
+
+    def model_finished(self) -> None:
+        self.send({"type": "model_done"})
+
+    def notice(self, notice: Notice) -> None:
+        self.send({"type": "notice", "kind": notice.kind, "text": notice.text,
+                   "attempt": notice.attempt, "step": notice.step})
+
+    def executing(self, action: Execute) -> None:
+        self.executor.begin(action)
+        self.send({"type": "running", "code": action.code, "attempt": action.attempt,
+                   "step": action.step, "block": action.block})
+
+    def executed(self, action: Execute, result: ExecutionResult) -> None:
+        self.send({"type": "ran", "attempt": action.attempt, "block": action.block, "ok": result.ok,
+                   "error": result.error.one_line() if result.error else None})
+
+
+async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any) -> None:
+    """Refuse a kernel or notebook the user does not have open in this server."""
+    if msg.kernel_id not in kernel_manager:
+        raise RequestRefused("that kernel is not running in this server; start the notebook's kernel")
+    sessions = await session_manager.list_sessions()
+    for s in sessions:
+        if s.get("path") == msg.path and (s.get("kernel") or {}).get("id") == msg.kernel_id:
+            return
+    raise RequestRefused(f"{msg.path} is not open with that kernel in this server; open it and try again")
+
+
+def summary(outcome: Outcome) -> str:
+    n = len(outcome.attempts)
+    tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+    if outcome.status == "failed":
+        error = outcome.last_error
+        return str(RetriesExhausted(n, error.one_line() if error else
+                                    "the model answered the traceback without code",
+                                    outcome.early_stop))
+    if outcome.status == "answered":
+        return f"Answered without code ({tokens})."
+    plural = "attempt" if n == 1 else "attempts"
+    return f"Done in {n} {plural} ({tokens})."
+
+
+class SidebarRun:
+    """Drives the agent loop for one panel request."""
+
+    def __init__(self, send: Send, settings: AICISettings, kernel_manager: Any, session_manager: Any,
+                 clients: dict[Endpoint, OpenAIClient]) -> None:
+        self.send = send
+        self.settings = settings
+        self.kernel_manager = kernel_manager
+        self.session_manager = session_manager
+        self.clients = clients
+        self.executor: FrontendExecutor | None = None
+
+    def _client(self, endpoint: Endpoint) -> OpenAIClient:
+        if endpoint not in self.clients:
+            self.clients[endpoint] = OpenAIClient(endpoint)
+        return self.clients[endpoint]
+
+    async def run(self, raw: dict[str, Any]) -> None:
+        try:
+            await self._run(raw)
+        except asyncio.CancelledError:
+            if self.executor is not None:
+                self.executor.abort("stopped")
+            self.send({"type": "done", "status": "stopped", "message": "Stopped."})
+            raise
+        except AICIError as exc:
+            self.send({"type": "done", "status": "error", "message": _sentence(str(exc))})
+        except Exception as exc:  # noqa: BLE001 - the panel must hear about every failure
+            self.send({"type": "done", "status": "error",
+                       "message": _sentence(f"the request failed unexpectedly ({type(exc).__name__}: {exc})")})
+
+    async def _run(self, raw: dict[str, Any]) -> None:
+        msg = AskMessage.parse(raw)
+        await check_open(msg, self.kernel_manager, self.session_manager)
+        s = self.settings
+        endpoint = Endpoint.from_settings(s, model=msg.model)
+        endpoint.check()
+        self.send({"type": "started", "model": endpoint.model, "host": endpoint.host})
+        context, note = await kernel_context(self.kernel_manager, msg.kernel_id, msg.request,
+                                             msg.cells, s.max_context_tokens)
+        if note:
+            self.send({"type": "notice", "kind": "other", "text": note, "attempt": 0, "step": 0})
+        settings = LoopSettings(retries=s.retries, steps=s.steps, max_output_chars=s.max_output_chars,
+                                max_traceback_chars=s.max_output_chars * 2)
+        meta = {METADATA_KEY: {"request": msg.request, "model": endpoint.model,
+                               "endpoint_host": endpoint.host, "source": "sidebar"}}
+        self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars)
+        outcome = await adrive(agent_loop(msg.request, context, settings), self._client(endpoint),
+                               self.executor, PanelReporter(self.send, self.executor))
+        self.send({
+            "type": "done",
+            "status": outcome.status,
+            "message": summary(outcome),
+            "answer": outcome.answer,
+            "attempts": len(outcome.attempts),
+            "cells": self.executor.cells,
+            "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
+        })
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."

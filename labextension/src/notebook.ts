@@ -1,0 +1,199 @@
+/**
+ * Cell operations on a notebook: insert, run, read outputs.  Used by the
+ * sidebar (through ``IRunTarget``) and by the ``%%ask`` comm.
+ */
+import { CodeCell } from '@jupyterlab/cells';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { JSONObject } from '@lumino/coreutils';
+
+import {
+  ICellContext,
+  IExecuted,
+  IExecuteRequest,
+  INotebookBridge,
+  IRunTarget,
+  METADATA_KEY
+} from './tokens';
+
+const CONTEXT_CELLS = 20;
+
+/** A text stand-in for a cell's outputs, as the model's context. */
+function outputText(outputs: JSONObject[]): string {
+  const parts: string[] = [];
+  for (const out of outputs) {
+    const data = (out.data ?? {}) as JSONObject;
+    const join = (v: unknown) => (Array.isArray(v) ? v.join('') : String(v ?? ''));
+    if (out.output_type === 'stream') {
+      parts.push(join(out.text));
+    } else if (out.output_type === 'error') {
+      parts.push(`${out.ename}: ${out.evalue}`);
+    } else if ('text/plain' in data) {
+      parts.push(join(data['text/plain']));
+    }
+  }
+  return parts.join('\n');
+}
+
+function cellIds(panel: NotebookPanel): string[] {
+  const model = panel.content.model;
+  return model ? model.sharedModel.cells.map(c => c.getId()) : [];
+}
+
+/** Insert code cells at ``index``; return their widgets' ids. */
+export function insertCodeCells(
+  panel: NotebookPanel,
+  index: number,
+  cells: { source: string; metadata: JSONObject; outputs?: JSONObject[] }[]
+): void {
+  const shared = panel.content.model!.sharedModel;
+  shared.insertCells(
+    index,
+    cells.map(c => ({
+      cell_type: 'code',
+      source: c.source,
+      metadata: c.metadata,
+      outputs: (c.outputs ?? []) as any,
+      execution_count: null
+    }))
+  );
+}
+
+/** ``%%ask`` results: replace earlier results of the same ask cell, insert below it. */
+export function insertAskResults(
+  panel: NotebookPanel,
+  askCellId: string | null,
+  cells: { source: string; metadata: JSONObject; outputs: JSONObject[] }[]
+): boolean {
+  const model = panel.content.model;
+  if (!model) {
+    return false;
+  }
+  const ids = cellIds(panel);
+  let at = askCellId ? ids.indexOf(askCellId) : panel.content.activeCellIndex;
+  if (at < 0) {
+    return false;
+  }
+  const shared = model.sharedModel;
+  // Re-running an %%ask cell replaces what it inserted last time, not piles up.
+  while (at + 1 < shared.cells.length) {
+    const meta = shared.cells[at + 1].getMetadata(METADATA_KEY) as JSONObject | undefined;
+    if (!askCellId || !meta || meta.ask_cell_id !== askCellId) {
+      break;
+    }
+    shared.deleteCell(at + 1);
+  }
+  insertCodeCells(panel, at + 1, cells);
+  return true;
+}
+
+class PanelTarget implements IRunTarget {
+  constructor(private readonly panel: NotebookPanel) {
+    const nb = panel.content;
+    this.name = panel.title.label || panel.context.path;
+    this.path = panel.context.path;
+    this.kernelId = panel.sessionContext.session?.kernel?.id ?? '';
+    this.anchorCellId = nb.activeCell?.model.id ?? null;
+    const upto = nb.activeCellIndex >= 0 ? nb.activeCellIndex + 1 : nb.widgets.length;
+    this.cells = nb.widgets
+      .slice(0, upto)
+      .filter(w => w.model.type === 'code')
+      .slice(-CONTEXT_CELLS)
+      .map(
+        (w): ICellContext => ({
+          source: w.model.sharedModel.getSource(),
+          output: outputText((w as CodeCell).model.outputs.toJSON() as JSONObject[])
+        })
+      );
+  }
+
+  readonly name: string;
+  readonly path: string;
+  readonly kernelId: string;
+  readonly anchorCellId: string | null;
+  readonly cells: ICellContext[];
+
+  async execute(req: IExecuteRequest): Promise<IExecuted> {
+    const aborted = (reason: string): IExecuted => ({
+      type: 'executed',
+      id: req.id,
+      status: 'aborted',
+      reason
+    });
+    const panel = this.panel;
+    if (panel.isDisposed || !panel.content.model) {
+      return aborted(`${this.name} was closed during the request`);
+    }
+    await panel.sessionContext.ready;
+    const kernel = panel.sessionContext.session?.kernel;
+    if (!kernel || kernel.status === 'dead') {
+      return aborted(`the kernel of ${this.name} is not running; restart it and try again`);
+    }
+    const nb = panel.content;
+    const shared = nb.model!.sharedModel;
+    let index: number;
+    const doomed = req.replace
+      .map(id => cellIds(panel).indexOf(id))
+      .filter(i => i >= 0)
+      .sort((a, b) => a - b);
+    if (doomed.length > 0) {
+      // A fix takes the place of the attempt that failed.
+      index = doomed[0];
+      for (const i of doomed.reverse()) {
+        shared.deleteCell(i);
+      }
+    } else {
+      const after = req.after ? cellIds(panel).indexOf(req.after) : -1;
+      index = after >= 0 ? after + 1 : nb.activeCellIndex + 1;
+    }
+    insertCodeCells(panel, index, [{ source: req.code, metadata: req.metadata }]);
+    const cell = nb.widgets[index] as CodeCell;
+    nb.activeCellIndex = index;
+    void nb.scrollToItem(index);
+    const started = Date.now();
+    try {
+      const reply = await CodeCell.execute(cell, panel.sessionContext);
+      if (!reply) {
+        return aborted(`the kernel of ${this.name} is not running`);
+      }
+      const status = reply.content.status;
+      if (status === 'aborted') {
+        return aborted('the kernel aborted the cell (interrupted or restarted)');
+      }
+      return {
+        type: 'executed',
+        id: req.id,
+        status: status === 'ok' ? 'ok' : 'error',
+        cell_id: cell.model.id,
+        outputs: cell.model.outputs.toJSON() as JSONObject[],
+        seconds: (Date.now() - started) / 1000
+      };
+    } catch (e) {
+      return aborted(`the cell could not run: the kernel died or restarted (${e})`);
+    }
+  }
+
+  interrupt(): void {
+    void this.panel.sessionContext.session?.kernel?.interrupt();
+  }
+}
+
+/** The active notebook of the JupyterLab shell. */
+export class TrackerBridge implements INotebookBridge {
+  constructor(private readonly tracker: INotebookTracker) {}
+
+  activeName(): string | null {
+    const panel = this.tracker.currentWidget;
+    return panel ? panel.title.label || panel.context.path : null;
+  }
+
+  target(): IRunTarget | string {
+    const panel = this.tracker.currentWidget;
+    if (!panel) {
+      return 'Open a notebook first: requests work on the active notebook.';
+    }
+    if (!panel.sessionContext.session?.kernel) {
+      return `${panel.title.label} has no kernel; start one first.`;
+    }
+    return new PanelTarget(panel);
+  }
+}

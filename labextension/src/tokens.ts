@@ -1,0 +1,108 @@
+/**
+ * Names and message shapes shared by the sidebar, the comm and the server.
+ */
+import { JSONObject } from '@lumino/coreutils';
+
+export const PLUGIN_ID = 'jupyter-ai-ci:plugin';
+export const PANEL_ID = 'jupyter-ai-ci-chat';
+/** Comm target the kernel opens (``jupyter_ai_ci.comm.TARGET``). */
+export const COMM_TARGET = 'jupyter_ai_ci';
+/** Cell metadata key (``jupyter_ai_ci.sinks.METADATA_KEY``). */
+export const METADATA_KEY = 'jupyter_ai_ci';
+export const PROTOCOL = 1;
+
+/** What GET /jupyter-ai-ci/config answers; never a key. */
+export interface IServerConfig {
+  version: string;
+  model: string;
+  host: string;
+  configured: boolean;
+}
+
+/** A cell as context for the model: its source and a text of its outputs. */
+export interface ICellContext {
+  source: string;
+  output: string;
+}
+
+/** The server asks the panel to insert a cell and run it. */
+export interface IExecuteRequest {
+  type: 'execute';
+  id: string;
+  code: string;
+  after: string | null;
+  replace: string[];
+  metadata: JSONObject;
+}
+
+/** The panel's answer to an ``IExecuteRequest``. */
+export interface IExecuted {
+  type: 'executed';
+  id: string;
+  status: 'ok' | 'error' | 'aborted';
+  cell_id?: string;
+  outputs?: JSONObject[];
+  reason?: string;
+  seconds?: number;
+}
+
+export type ServerMessage =
+  | { type: 'started'; model: string; host: string }
+  | { type: 'model'; purpose: 'first' | 'fix' | 'next-step' }
+  | { type: 'text'; text: string }
+  | { type: 'model_done' }
+  | { type: 'notice'; kind: string; text: string; attempt: number; step: number }
+  | { type: 'running'; code: string; attempt: number; step: number; block: number }
+  | { type: 'ran'; attempt: number; block: number; ok: boolean; error: string | null }
+  | { type: 'approve'; id: string; code: string; reason: string }
+  | IExecuteRequest
+  | {
+      type: 'done';
+      status: string;
+      message: string;
+      answer?: string;
+      attempts?: number;
+      cells?: string[];
+    };
+
+/** One thing shown in the conversation. */
+export type Entry =
+  | { kind: 'user'; text: string }
+  | { kind: 'model'; text: string; purpose: string }
+  | {
+      kind: 'code';
+      code: string;
+      attempt: number;
+      status: 'running' | 'ok' | 'error';
+      error?: string;
+    }
+  | { kind: 'notice'; text: string }
+  | { kind: 'done'; text: string; status: string }
+  | { kind: 'error'; text: string }
+  | {
+      kind: 'approval';
+      id: string;
+      code: string;
+      reason: string;
+      decision?: 'approved' | 'rejected';
+    };
+
+/** The notebook a request works on, as the model sees it (no DOM). */
+export interface IRunTarget {
+  /** Shown in the panel. */
+  readonly name: string;
+  readonly path: string;
+  readonly kernelId: string;
+  readonly anchorCellId: string | null;
+  readonly cells: ICellContext[];
+  execute(request: IExecuteRequest): Promise<IExecuted>;
+  interrupt(): void;
+}
+
+/** Where requests go: the active notebook, pinned for the run. */
+export interface INotebookBridge {
+  /** The active notebook's name, or null when none is open. */
+  activeName(): string | null;
+  /** Pin the active notebook for a run; a sentence when that is impossible. */
+  target(): IRunTarget | string;
+}

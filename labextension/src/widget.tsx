@@ -1,0 +1,145 @@
+/**
+ * The chat panel: a view of ``ChatModel`` (ReactWidget + UseSignal).
+ */
+import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
+import { LabIcon } from '@jupyterlab/ui-components';
+import React, { useState } from 'react';
+
+import { ChatModel } from './model';
+import { Entry, PANEL_ID } from './tokens';
+
+const CHAT_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="16" height="16">' +
+  '<path class="jp-icon3" fill="#616161" d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z' +
+  'm3 5v2h10V9H7zm0 4v2h7v-2H7z"/></svg>';
+
+export const chatIcon = new LabIcon({ name: 'jupyter-ai-ci:chat', svgstr: CHAT_SVG });
+
+function EntryView(props: { entry: Entry; model: ChatModel }): JSX.Element {
+  const e = props.entry;
+  switch (e.kind) {
+    case 'user':
+      return <div className="jp-aici-entry jp-aici-user">{e.text}</div>;
+    case 'model':
+      return (
+        <div className="jp-aici-entry jp-aici-model">
+          {e.purpose === 'fix' && <div className="jp-aici-label">fix</div>}
+          <div className="jp-aici-text">{e.text || '…'}</div>
+        </div>
+      );
+    case 'code':
+      return (
+        <div className={`jp-aici-entry jp-aici-code jp-aici-${e.status}`}>
+          <div className="jp-aici-label">
+            attempt {e.attempt} · {e.status === 'running' ? 'running…' : e.status}
+          </div>
+          <pre className="cm-s-jupyter">
+            <code>{e.code}</code>
+          </pre>
+          {e.error && <div className="jp-aici-error-line">{e.error}</div>}
+        </div>
+      );
+    case 'notice':
+      return <div className="jp-aici-entry jp-aici-notice">{e.text}</div>;
+    case 'done':
+      return <div className={`jp-aici-entry jp-aici-done jp-aici-${e.status}`}>{e.text}</div>;
+    case 'error':
+      return <div className="jp-aici-entry jp-aici-error">{e.text}</div>;
+    case 'approval':
+      return (
+        <div className="jp-aici-entry jp-aici-approval">
+          <div className="jp-aici-label">approval needed: {e.reason}</div>
+          <pre>
+            <code>{e.code}</code>
+          </pre>
+          {e.decision ? (
+            <div>{e.decision}</div>
+          ) : (
+            <div>
+              <button className="jp-Button jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>
+                Approve
+              </button>
+              <button className="jp-Button jp-mod-reject" onClick={() => props.model.decide(e.id, false)}>
+                Reject
+              </button>
+            </div>
+          )}
+        </div>
+      );
+  }
+}
+
+function Composer(props: { model: ChatModel }): JSX.Element {
+  const [text, setText] = useState('');
+  const model = props.model;
+  const send = () => {
+    if (text.trim() && !model.busy) {
+      model.send(text);
+      setText('');
+    }
+  };
+  return (
+    <div className="jp-aici-composer">
+      <textarea
+        className="jp-aici-input"
+        placeholder="Ask for code to run in the active notebook (Enter sends, Shift+Enter new line)"
+        value={text}
+        rows={3}
+        onChange={ev => setText(ev.target.value)}
+        onKeyDown={ev => {
+          if (ev.key === 'Enter' && !ev.shiftKey) {
+            ev.preventDefault();
+            send();
+          }
+        }}
+      />
+      {model.busy ? (
+        <button className="jp-Button jp-mod-warn jp-aici-stop" onClick={() => model.stop()}>
+          Stop
+        </button>
+      ) : (
+        <button className="jp-Button jp-mod-accept jp-aici-send" onClick={send}>
+          Send
+        </button>
+      )}
+    </div>
+  );
+}
+
+function ChatView(props: { model: ChatModel }): JSX.Element {
+  const model = props.model;
+  const config = model.config;
+  return (
+    <div className="jp-aici-chat">
+      <div className="jp-aici-header">
+        <div className="jp-aici-model-name" title={config ? `endpoint: ${config.host}` : ''}>
+          Model: {config ? config.model : '…'}
+          {config && !config.configured && ' (no endpoint configured)'}
+        </div>
+        <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
+      </div>
+      <div className="jp-aici-entries">
+        {model.entries.map((entry, i) => (
+          <EntryView key={i} entry={entry} model={model} />
+        ))}
+      </div>
+      <Composer model={model} />
+    </div>
+  );
+}
+
+export class ChatWidget extends ReactWidget {
+  constructor(readonly model: ChatModel) {
+    super();
+    this.id = PANEL_ID;
+    this.addClass('jp-aici-panel');
+    this.title.icon = chatIcon;
+    this.title.caption = 'AI code interpreter';
+  }
+
+  render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed}>{() => <ChatView model={this.model} />}</UseSignal>
+    );
+  }
+}
