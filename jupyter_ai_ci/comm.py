@@ -1,18 +1,19 @@
 """Kernel side of the link to the JupyterLab extension: real cells for ``%%ask``.
 
 Messages the kernel sends on a comm reach the frontend while a cell runs, but
-the frontend's replies wait in the shell queue until the cell ends.  So the
-magic never waits for an answer:
+the frontend's replies wait in the shell queue until the cell ends -- and,
+under Run All, until every queued cell has run.  So the magic never waits for
+an answer, and learns about the frontend before any cell runs:
 
-- ``FrontendLink.announce`` opens a comm to the target ``jupyter_ai_ci`` when
-  the extension is loaded.  The labextension registers that target on every
-  notebook's kernel and answers ``hello``; the answer is handled between cells
-  and marks the frontend present.  Without the extension the frontend closes
-  the comm at once (JupyterLab, Notebook 7) or there is no frontend at all
-  (the IPython terminal), and nothing marks it present.
-- ``CommSink`` then opens one comm per insertion, carrying the cells; the
-  frontend inserts them below the ``%%ask`` cell.  No acknowledgement is
-  awaited: a comm open is fire-and-forget by design.
+- The labextension announces itself on each kernel it connects to (kernel
+  start, restart, page load) with a silent execute request that sets
+  ``MARKER`` on the shell.  It is sent before the user can run a cell, so it
+  is there when ``%%ask`` runs, whatever the order of ``%load_ext``.
+- ``CommSink`` opens one comm per insertion, carrying the cells; the frontend
+  inserts them below the ``%%ask`` cell.  No acknowledgement is awaited.
+
+Without the extension (VS Code, classic Notebook, the terminal) nobody sets
+the marker and the magic uses ``NextInputSink``.
 """
 
 from __future__ import annotations
@@ -24,47 +25,25 @@ from .events import Cell
 from .sinks import METADATA_KEY
 
 TARGET = "jupyter_ai_ci"
+MARKER = "jupyter_ai_ci_frontend"  # attribute the labextension sets on the shell
 PROTOCOL = 1
 
 CommFactory = Callable[..., Any]
 
 
-def _default_factory() -> CommFactory:
-    # ipykernel installs its own create_comm on start; elsewhere (the terminal)
-    # the comm package's default makes a comm that goes nowhere.
-    from comm import create_comm
+def frontend_info(shell: Any) -> dict[str, Any] | None:
+    """What the labextension announced on this kernel, or None."""
+    info = getattr(shell, MARKER, None)
+    if isinstance(info, dict) and info.get("protocol") == PROTOCOL:
+        return info
+    return None
 
-    return create_comm  # type: ignore[no-any-return]
 
+def create_comm(**kwargs: Any) -> Any:
+    # Imported late: ipykernel installs its own create_comm when it starts.
+    from comm import create_comm as create
 
-class FrontendLink:
-    """Whether a frontend with our labextension listens on this kernel."""
-
-    def __init__(self, create_comm: CommFactory | None = None) -> None:
-        self._create = create_comm
-        self.present = False
-        self.info: dict[str, Any] = {}
-        self._hello: Any = None
-
-    def create_comm(self, **kwargs: Any) -> Any:
-        if self._create is None:
-            self._create = _default_factory()
-        return self._create(**kwargs)
-
-    def announce(self) -> None:
-        """Ask any listening frontend to say hello; the answer arrives between cells."""
-        try:
-            comm = self.create_comm(target_name=TARGET, data={"type": "hello", "protocol": PROTOCOL})
-        except Exception:  # no kernel, no comm support: the fallback sink is used
-            return
-        comm.on_msg(self._on_msg)
-        self._hello = comm
-
-    def _on_msg(self, msg: dict[str, Any]) -> None:
-        data = msg.get("content", {}).get("data", {})
-        if isinstance(data, dict) and data.get("type") == "hello":
-            self.present = True
-            self.info = {k: v for k, v in data.items() if k != "type"}
+    return create(**kwargs)
 
 
 def ask_cell_id(shell: Any) -> str | None:
@@ -78,9 +57,9 @@ def ask_cell_id(shell: Any) -> str | None:
 class CommSink:
     """Inserts one real cell per block below the ``%%ask`` cell, with its outputs."""
 
-    def __init__(self, shell: Any, create_comm: CommFactory) -> None:
+    def __init__(self, shell: Any, create: CommFactory = create_comm) -> None:
         self.shell = shell
-        self.create_comm = create_comm
+        self.create_comm = create
 
     def insert(self, cells: Sequence[Cell], provenance: dict[str, Any]) -> str:
         if not cells:

@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .comm import CommSink, FrontendLink
+from .comm import CommSink, frontend_info
 from .config import AICISettings
 from .context import CellRecord, build_context, describe, user_variables
 from .drivers import drive
@@ -65,9 +65,6 @@ class AskMagics(Magics, AICISettings):
         super().__init__(shell=shell, **kwargs)
         self.conversation: list[Message] = []
         self._clients: dict[Endpoint, OpenAIClient] = {}
-        # The JupyterLab extension answers between cells; by the first %%ask it has.
-        self.frontend = FrontendLink()
-        self.frontend.announce()
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         # One client per endpoint: the SDK's connection pool is reused across requests.
@@ -164,10 +161,9 @@ class AskMagics(Magics, AICISettings):
         del self.conversation[: -2 * CONVERSATION_TURNS]
 
     def _sink(self) -> CellSink:
-        if self.frontend.present:
-            return CommSink(self.shell, self.frontend.create_comm)
-        # A frontend that loaded the extension after %load_ext answers by the next %%ask.
-        self.frontend.announce()
+        # The JupyterLab extension marks the kernel when it connects (see comm.py).
+        if frontend_info(self.shell) is not None:
+            return CommSink(self.shell)
         return NextInputSink(self.shell)
 
     def _finish(self, request: str, outcome: Outcome, endpoint: Endpoint) -> None:

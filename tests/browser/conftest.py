@@ -1,0 +1,149 @@
+"""A real ``jupyter lab`` with the extension installed, headless Chromium via
+Playwright, and the scripted OpenAI-compatible server as the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (scripts/test.sh installs it)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def model() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = tmp_path_factory.mktemp("lab")
+    home = tmp_path_factory.mktemp("home")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": model.base_url,
+        "JUPYTER_AI_CI_MODEL": "scripted-model",
+        # Kernels must run this environment's python, with this checkout installed.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+    }
+    env.pop("OPENAI_API_KEY", None)
+    # No "get notified about news?" toast over the notebook in screenshots.
+    notification = home / "settings" / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')
+    log = open(home / "lab.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.token=",
+         "--ServerApp.password=", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.root_dir={root}"],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status", timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("jupyter lab did not start:\n" + (home / "lab.log").read_text())
+            time.sleep(0.3)
+    try:
+        yield {"url": url, "root": root, "log": home / "lab.log"}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    messages: list[str] = []
+    pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    pg.console_messages = messages
+    yield pg
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-end.png"))
+    context.close()
+
+
+def make_notebook(lab: dict[str, Any], name: str, sources: list[str]) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab["root"] / name)
+    return name
+
+
+def open_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
+    page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    deadline = time.monotonic() + 60
+    while not kernel_of(lab, name):
+        assert time.monotonic() < deadline, "no kernel was started for the notebook"
+        time.sleep(0.2)
+    wait_idle(page)
+
+
+def kernel_of(lab: dict[str, Any], name: str) -> dict[str, Any] | None:
+    sessions = json.loads(urllib.request.urlopen(f"{lab['url']}/api/sessions", timeout=5).read())
+    for s in sessions:
+        if s["path"] == name and s.get("kernel"):
+            return s["kernel"]  # type: ignore[no-any-return]
+    return None
+
+
+def wait_idle(page: Any, timeout: float = 60_000) -> None:
+    # The toolbar's execution indicator, once the kernel has started and is idle.
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
