@@ -15,10 +15,10 @@ from .context import CellRecord, build_context, user_variables
 
 def context_for(payload: str) -> str:
     """``payload``: JSON ``{"request", "cells": [{"source", "output"}], "budget"}``."""
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython
 
     data: dict[str, Any] = json.loads(payload)
-    shell = get_ipython()
+    shell: Any = get_ipython()  # type: ignore[no-untyped-call]
     variables = user_variables(shell.user_ns, shell.user_ns_hidden) if shell is not None else []
     cells = [CellRecord(str(c.get("source", "")), str(c.get("output", ""))) for c in data.get("cells", [])]
     return build_context(str(data.get("request", "")), variables, cells, int(data.get("budget", 3000)))

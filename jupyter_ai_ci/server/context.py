@@ -59,7 +59,7 @@ async def _ask_kernel(kernel_manager: Any, kernel_id: str, expr: str) -> str:
             raise RuntimeError(f"{value.get('ename')}: {value.get('evalue')}")
         text = ast.literal_eval(value["data"]["text/plain"])
         if not isinstance(text, str):
-            raise RuntimeError("unexpected answer")
+            raise TypeError(f"the kernel answered a {type(text).__name__}, not text")
         return text
     finally:
         client.stop_channels()

@@ -3,7 +3,6 @@ Playwright, and the scripted OpenAI-compatible server as the model."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -14,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+from labutil import ARTIFACTS
 
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
@@ -23,7 +22,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run"]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 if not os.path.exists(CHROMIUM):
@@ -66,7 +64,7 @@ def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')
-    log = open(home / "lab.log", "w")
+    log = open(home / "lab.log", "w")  # noqa: SIM115 - the server writes to it until teardown
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.token=",
          "--ServerApp.password=", "--allow-root", "--ServerApp.ip=127.0.0.1",
@@ -95,7 +93,9 @@ def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
         log.close()
 
 
-@pytest.fixture(scope="session")
+# Module scope: sync Playwright keeps an event loop running while it is open,
+# which other tests' asyncio (pytest-jupyter) must not meet.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -115,35 +115,3 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-end.png"))
     context.close()
-
-
-def make_notebook(lab: dict[str, Any], name: str, sources: list[str]) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, lab["root"] / name)
-    return name
-
-
-def open_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
-    page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    deadline = time.monotonic() + 60
-    while not kernel_of(lab, name):
-        assert time.monotonic() < deadline, "no kernel was started for the notebook"
-        time.sleep(0.2)
-    wait_idle(page)
-
-
-def kernel_of(lab: dict[str, Any], name: str) -> dict[str, Any] | None:
-    sessions = json.loads(urllib.request.urlopen(f"{lab['url']}/api/sessions", timeout=5).read())
-    for s in sessions:
-        if s["path"] == name and s.get("kernel"):
-            return s["kernel"]  # type: ignore[no-any-return]
-    return None
-
-
-def wait_idle(page: Any, timeout: float = 60_000) -> None:
-    # The toolbar's execution indicator, once the kernel has started and is idle.
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)

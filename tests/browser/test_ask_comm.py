@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from conftest import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 

@@ -1,6 +1,8 @@
 import pytest
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
+# pytest_plugins may only be set in the top-level conftest; importing the
+# plugin's fixtures and hooks here keeps them local to these tests.
+from pytest_jupyter.jupyter_server import *
 
 
 @pytest.fixture

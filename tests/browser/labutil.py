@@ -1,0 +1,45 @@
+"""Helpers of the browser tests: notebooks on disk, a JupyterLab page, the kernel."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def make_notebook(lab: dict[str, Any], name: str, sources: list[str]) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab["root"] / name)
+    return name
+
+
+def open_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
+    page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    deadline = time.monotonic() + 60
+    while not kernel_of(lab, name):
+        assert time.monotonic() < deadline, "no kernel was started for the notebook"
+        time.sleep(0.2)
+    wait_idle(page)
+
+
+def kernel_of(lab: dict[str, Any], name: str) -> dict[str, Any] | None:
+    sessions = json.loads(urllib.request.urlopen(f"{lab['url']}/api/sessions", timeout=5).read())
+    for s in sessions:
+        if s["path"] == name and s.get("kernel"):
+            return s["kernel"]  # type: ignore[no-any-return]
+    return None
+
+
+def wait_idle(page: Any, timeout: float = 60_000) -> None:
+    # The toolbar's execution indicator, once the kernel has started and is idle.
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)

@@ -1,0 +1,84 @@
+"""The chat panel: a request becomes a cell that runs in the active notebook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+
+def prepare(page: Any, lab: dict[str, Any], name: str) -> None:
+    make_notebook(lab, name, ["x = 5"])
+    open_notebook(page, lab, name)
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=0 >> .jp-InputPrompt:has-text('[1]')")
+    wait_idle(page)
+    page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    page.wait_for_selector("#jupyter-ai-ci-chat .jp-aici-input")
+
+
+def ask(page: Any, text: str) -> None:
+    box = page.locator("#jupyter-ai-ci-chat .jp-aici-input")
+    box.click()
+    box.type(text)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#jupyter-ai-ci-chat .jp-aici-done, #jupyter-ai-ci-chat .jp-aici-error",
+                           timeout=60_000)
+    wait_idle(page)
+
+
+def test_panel_request_inserts_and_runs_a_cell(page: Any, lab: dict[str, Any],
+                                               model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("Squaring it:\n```python\nprint('x squared is', x ** 2)\n```"))
+    prepare(page, lab, "panel.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    assert "scripted-model" in panel.locator(".jp-aici-header").inner_text()
+    assert "panel.ipynb" in panel.locator(".jp-aici-header").inner_text()
+
+    ask(page, "square x")
+    page.screenshot(path=str(ARTIFACTS / "sidebar-request.png"))
+
+    assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
+    assert "Squaring it" in panel.locator(".jp-aici-model").inner_text()
+    assert "print('x squared is', x ** 2)" in panel.locator(".jp-aici-code").inner_text()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2
+    new = cells.nth(1)
+    assert "x ** 2" in new.locator(".jp-InputArea-editor").inner_text()
+    assert "x squared is 25" in new.locator(".jp-OutputArea").inner_text()
+    assert "[2]" in new.locator(".jp-InputPrompt").inner_text()  # it really ran in the kernel
+    # The model was told about the kernel's variables and the notebook's cells.
+    (request,) = model.request_texts()
+    assert "x: int = 5" in request and "square x" in request
+
+
+def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, Any],
+                                                    model: ScriptedOpenAIServer) -> None:
+    model.script(
+        Reply("```python\ny = x / 0\nprint('y is', y)\n```"),
+        Reply("Fixed:\n```python\ny = x / 1\nprint('y is', y)\n```", require="ZeroDivisionError"),
+    )
+    prepare(page, lab, "retry.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    ask(page, "divide x")
+    page.screenshot(path=str(ARTIFACTS / "sidebar-retry.png"))
+
+    assert model.misses == [], "the fix was asked for without the traceback"
+    assert len(model.requests) == 2
+    assert "y = x / 0" in model.request_texts()[1]
+    assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
+    codes = panel.locator(".jp-aici-code")
+    assert codes.count() == 2
+    assert "ZeroDivisionError" in codes.nth(0).inner_text()
+    assert "jp-aici-error" in (codes.nth(0).get_attribute("class") or "")
+    assert "jp-aici-ok" in (codes.nth(1).get_attribute("class") or "")
+    # The fix took the failed cell's place: x = 5, then the fixed cell.
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2
+    assert "x / 1" in cells.nth(1).locator(".jp-InputArea-editor").inner_text()
+    assert "y is 5.0" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert "Traceback" not in page.locator(".jp-Notebook").inner_text()
