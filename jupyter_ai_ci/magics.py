@@ -182,3 +182,18 @@ class AskMagics(Magics, AICISettings):
             return
         plural = "attempt" if n == 1 else "attempts"
         print(f"✓ done in {n} {plural} ({tokens}); {where}")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """IPython input transformer: ``%ask how many rows?`` is a request, not help.
+
+    IPython turns a line ending in ``?`` into ``%pinfo`` before magics are
+    seen; a question is the most natural request, so for a one-line ``%ask``
+    we call the magic explicitly first.  ``%ask?`` alone still shows help.
+    """
+    if len(lines) != 1:
+        return lines
+    line = lines[0].strip()
+    if line.startswith("%ask ") and line.endswith("?"):
+        return [f"get_ipython().run_line_magic('ask', {line[len('%ask '):].strip()!r})\n"]
+    return lines
