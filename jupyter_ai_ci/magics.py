@@ -72,7 +72,7 @@ class AskMagics(Magics, AICISettings):
         return self._clients[endpoint]
 
     def _context(self, request: str) -> str:
-        shell = self.shell
+        shell: Any = self.shell
         variables = user_variables(shell.user_ns, shell.user_ns_hidden)
         inputs = list(shell.user_ns.get("In", []))[1:]
         outputs = shell.user_ns.get("Out", {})

@@ -155,7 +155,9 @@ def test_usage_and_timings_are_summed() -> None:
 
 def test_long_traceback_keeps_head_and_tail() -> None:
     long_tb = "HEAD-LINE\n" + "x" * 50_000 + "\nTAIL-LINE ValueError"
-    rule = lambda c: ExecutionResult(error=ErrorInfo("ValueError", "v", long_tb, 1)) if "BAD" in c else ExecutionResult()
+    def rule(code: str) -> ExecutionResult:
+        return ExecutionResult(error=ErrorInfo("ValueError", "v", long_tb, 1)) if "BAD" in code else ExecutionResult()
+
     outcome, model, _ = run([block("BAD"), block("ok")], rule, max_traceback_chars=2000)
     fix = model.requests[1][-1].content
     assert "HEAD-LINE" in fix and "TAIL-LINE ValueError" in fix and "characters cut" in fix
