@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -11,7 +12,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from .config import AICISettings
 from .context import CellRecord, build_context, describe, user_variables
-from .drivers import drive
+from .drivers import Timings, drive
 from .errors import Interrupted, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
@@ -63,6 +64,8 @@ class AskMagics(Magics, AICISettings):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.conversation: list[Message] = []
+        self.last_outcome: Outcome | None = None
+        self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
         self._clients: dict[Endpoint, OpenAIClient] = {}
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
@@ -142,12 +145,18 @@ class AskMagics(Magics, AICISettings):
             max_output_chars=self.max_output_chars,
             max_traceback_chars=self.max_output_chars * 2,
         )
-        loop = agent_loop(request, self._context(request), settings, tuple(self.conversation))
+        self.last_timings = Timings()
+        started = time.perf_counter()
+        context = self._context(request)
+        self.last_timings.total += time.perf_counter() - started  # context building is ours too
+        loop = agent_loop(request, context, settings, tuple(self.conversation))
         executor = ShellExecutor(self.shell, self.max_output_chars)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model))
+            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model),
+                            self.last_timings)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted") from None
+        self.last_outcome = outcome
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
 
