@@ -162,3 +162,18 @@ def test_long_traceback_keeps_head_and_tail() -> None:
     fix = model.requests[1][-1].content
     assert "HEAD-LINE" in fix and "TAIL-LINE ValueError" in fix and "characters cut" in fix
     assert len(fix) < 4000
+
+
+def test_async_driver_runs_the_same_loop() -> None:
+    import asyncio
+
+    class AsyncFake(FakeExecutor):
+        async def aexecute(self, code: str) -> ExecutionResult:
+            return self.execute(code)
+
+    model = ScriptedClient([block("BAD"), block("ok")])
+    executor = AsyncFake(fails_on("BAD"))
+    from jupyter_ai_ci.drivers import adrive
+
+    outcome = asyncio.run(adrive(agent_loop("r", "", LoopSettings()), model, executor))
+    assert outcome.status == "success" and executor.ran == ["BAD", "ok"]
