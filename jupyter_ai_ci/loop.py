@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from . import prompts
 from .events import (
@@ -101,7 +101,7 @@ def agent_loop(
         )
 
     for step in range(1, settings.steps + 1):
-        purpose = "first" if step == 1 else "next-step"
+        purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
         reply: ModelReply = yield CallModel(tuple(messages), purpose)
         requests += 1
         usage += reply.usage
@@ -140,7 +140,7 @@ def agent_loop(
             attempt = Attempt(number, step, tuple(code), tuple(results))
             attempts.append(attempt)
             if attempt.ok:
-                cells.extend(Cell(c, step, r) for c, r in zip(code, results))
+                cells.extend(Cell(c, step, r) for c, r in zip(code, results, strict=True))
                 step_results = results
                 break
 

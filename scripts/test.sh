@@ -17,4 +17,6 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 # Builds the labextension too (node 20 + jlpm), and installs it with the
 # server extension's config into this environment.
 python -m pip install -q --disable-pip-version-check -e ".[test]"
+python -m ruff check jupyter_ai_ci tests bench
+python -m mypy
 python -m pytest "$@"
