@@ -80,7 +80,7 @@ def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise RuntimeError("jupyter lab did not start:\n" + (home / "lab.log").read_text())
+                raise RuntimeError("jupyter lab did not start:\n" + (home / "lab.log").read_text()) from None
             time.sleep(0.3)
     try:
         yield {"url": url, "root": root, "log": home / "lab.log"}
