@@ -21,6 +21,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .. import __version__
 from ..config import AICISettings
+from ..events import Message
 from ..llm import Endpoint, OpenAIClient
 from .run import SidebarRun
 
@@ -69,6 +70,8 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
         super().open(*args, **kwargs)
         self.run: SidebarRun | None = None
         self.task: asyncio.Task[None] | None = None
+        # Per panel and notebook: the earlier exchanges that follow-ups build on.
+        self.conversations: dict[str, list[Message]] = {}
 
     def send(self, message: dict[str, Any]) -> None:
         try:
@@ -90,10 +93,12 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
                 return
             state = _state(self)
             self.run = SidebarRun(self.send, state["settings"], self.kernel_manager,
-                                  self.session_manager, state["clients"])
+                                  self.session_manager, state["clients"], self.conversations)
             self.task = asyncio.ensure_future(self.run.run(msg))
         elif kind == "executed" and self.run is not None and self.run.executor is not None:
             self.run.executor.resolve(msg)
+        elif kind == "approval" and self.run is not None:
+            self.run.decided(msg)
         elif kind == "stop" and self.task is not None:
             self.task.cancel()
 

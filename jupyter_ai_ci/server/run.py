@@ -17,7 +17,7 @@ from ..config import AICISettings
 from ..context import CellRecord
 from ..drivers import adrive
 from ..errors import AICIError, RetriesExhausted
-from ..events import CallModel, Execute, ExecutionResult, Notice, Outcome
+from ..events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from ..executors.frontend import FrontendExecutor
 from ..llm import Endpoint, OpenAIClient
 from ..loop import LoopSettings, agent_loop
@@ -26,6 +26,7 @@ from .context import kernel_context
 
 Send = Callable[[dict[str, Any]], None]
 MAX_CELLS = 20
+CONVERSATION_TURNS = 3  # earlier exchanges of the panel sent with a request, as %%ask does
 
 
 class RequestRefused(AICIError):
@@ -40,6 +41,7 @@ class AskMessage:
     anchor_cell_id: str | None
     cells: tuple[CellRecord, ...]
     model: str | None
+    new: bool = False  # forget the earlier exchanges (the panel's "New chat")
 
     @classmethod
     def parse(cls, msg: dict[str, Any]) -> AskMessage:
@@ -55,7 +57,8 @@ class AskMessage:
         )
         anchor = msg.get("anchor_cell_id")
         return cls(request, str(msg["path"]), str(msg["kernel_id"]),
-                   anchor if isinstance(anchor, str) else None, cells, msg.get("model") or None)
+                   anchor if isinstance(anchor, str) else None, cells, msg.get("model") or None,
+                   msg.get("new") is True)
 
 
 class PanelReporter:
@@ -117,13 +120,29 @@ class SidebarRun:
     """Drives the agent loop for one panel request."""
 
     def __init__(self, send: Send, settings: AICISettings, kernel_manager: Any, session_manager: Any,
-                 clients: dict[Endpoint, OpenAIClient]) -> None:
+                 clients: dict[Endpoint, OpenAIClient],
+                 conversations: dict[str, list[Message]] | None = None) -> None:
         self.send = send
         self.settings = settings
         self.kernel_manager = kernel_manager
         self.session_manager = session_manager
         self.clients = clients
+        self.conversations = conversations if conversations is not None else {}
         self.executor: FrontendExecutor | None = None
+        self._approvals: dict[str, asyncio.Future[bool]] = {}
+
+    async def approve(self, code: str, reason: str) -> bool:
+        """Ask the user, in the panel, whether ``code`` may run (for policy checks)."""
+        approval_id = f"a{len(self._approvals) + 1}"
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._approvals[approval_id] = future
+        self.send({"type": "approve", "id": approval_id, "code": code, "reason": reason})
+        return await future
+
+    def decided(self, message: dict[str, Any]) -> None:
+        future = self._approvals.get(str(message.get("id")))
+        if future is not None and not future.done():
+            future.set_result(message.get("approved") is True)
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         if endpoint not in self.clients:
@@ -160,8 +179,14 @@ class SidebarRun:
         meta = {METADATA_KEY: {"request": msg.request, "model": endpoint.model,
                                "endpoint_host": endpoint.host, "source": "sidebar"}}
         self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars)
-        outcome = await adrive(agent_loop(msg.request, context, settings), self._client(endpoint),
-                               self.executor, PanelReporter(self.send, self.executor))
+        # Follow-ups ("now plot it") need the earlier exchanges about this notebook.
+        history = self.conversations.setdefault(msg.path, [])
+        if msg.new:
+            history.clear()
+        outcome = await adrive(agent_loop(msg.request, context, settings, tuple(history)),
+                               self._client(endpoint), self.executor,
+                               PanelReporter(self.send, self.executor))
+        remember(history, msg.request, outcome)
         self.send({
             "type": "done",
             "status": outcome.status,
@@ -171,6 +196,16 @@ class SidebarRun:
             "cells": self.executor.cells,
             "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
         })
+
+
+def remember(history: list[Message], request: str, outcome: Outcome) -> None:
+    """Keep the last exchanges: the request and the code that worked (or the answer)."""
+    if outcome.status == "failed":
+        return
+    code = "\n\n".join(c.code for c in outcome.cells)
+    answer = f"```python\n{code}\n```" if code else outcome.answer
+    history += [Message("user", request), Message("assistant", answer.strip())]
+    del history[: -2 * CONVERSATION_TURNS]
 
 
 def _sentence(text: str) -> str:

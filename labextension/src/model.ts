@@ -61,6 +61,8 @@ export class ChatModel {
     }
     this._target = target;
     this._changed.emit();
+    const fresh = this._fresh;
+    this._fresh = false;
     this._withSocket(socket =>
       socket.send(
         JSON.stringify({
@@ -69,10 +71,21 @@ export class ChatModel {
           path: target.path,
           kernel_id: target.kernelId,
           anchor_cell_id: target.anchorCellId,
-          cells: target.cells
+          cells: target.cells,
+          new: fresh
         })
       )
     );
+  }
+
+  /** Forget the conversation: the panel and the server's earlier exchanges. */
+  clear(): void {
+    if (this.busy) {
+      return;
+    }
+    this._entries = [];
+    this._fresh = true;
+    this._changed.emit();
   }
 
   stop(): void {
@@ -192,6 +205,7 @@ export class ChatModel {
   }
 
   private _entries: Entry[] = [];
+  private _fresh = false;
   private _config: IServerConfig | null = null;
   private _target: IRunTarget | null = null;
   private _socket: WebSocket | null = null;

@@ -3,7 +3,7 @@
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
-import React, { useState } from 'react';
+import React, { useEffect, useRef, useState } from 'react';
 
 import { ChatModel } from './model';
 import { Entry, PANEL_ID } from './tokens';
@@ -15,7 +15,49 @@ const CHAT_SVG =
 
 export const chatIcon = new LabIcon({ name: 'jupyter-ai-ci:chat', svgstr: CHAT_SVG });
 
-function EntryView(props: { entry: Entry; model: ChatModel }): JSX.Element {
+/** Puts highlighted ``code`` into ``el`` (JupyterLab's CodeMirror languages). */
+export type Highlighter = (code: string, el: HTMLElement) => Promise<void>;
+
+const FENCE = /```[^\n`]*\n([\s\S]*?)(?:\n```|$)/g;
+
+/** Prose and fenced code of a model's message, in order. */
+function splitFences(text: string): { code: boolean; text: string }[] {
+  const parts: { code: boolean; text: string }[] = [];
+  let last = 0;
+  for (const m of text.matchAll(FENCE)) {
+    if (m.index! > last) {
+      parts.push({ code: false, text: text.slice(last, m.index) });
+    }
+    parts.push({ code: true, text: m[1] });
+    last = m.index! + m[0].length;
+  }
+  if (last < text.length) {
+    parts.push({ code: false, text: text.slice(last) });
+  }
+  return parts.filter(p => p.code || p.text.trim());
+}
+
+function CodeBlock(props: { code: string; highlight?: Highlighter }): JSX.Element {
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (el && props.highlight) {
+      el.textContent = '';
+      props.highlight(props.code, el).catch(() => (el.textContent = props.code));
+    }
+  }, [props.code, props.highlight]);
+  return (
+    <pre className="jp-aici-codeblock cm-s-jupyter">
+      <code ref={ref}>{props.highlight ? null : props.code}</code>
+    </pre>
+  );
+}
+
+function EntryView(props: {
+  entry: Entry;
+  model: ChatModel;
+  highlight?: Highlighter;
+}): JSX.Element {
   const e = props.entry;
   switch (e.kind) {
     case 'user':
@@ -24,34 +66,42 @@ function EntryView(props: { entry: Entry; model: ChatModel }): JSX.Element {
       return (
         <div className="jp-aici-entry jp-aici-model">
           {e.purpose === 'fix' && <div className="jp-aici-label">fix</div>}
-          <div className="jp-aici-text">{e.text || '…'}</div>
+          {e.text ? (
+            splitFences(e.text).map((part, i) =>
+              part.code ? (
+                <CodeBlock key={i} code={part.text} highlight={props.highlight} />
+              ) : (
+                <div key={i} className="jp-aici-text">
+                  {part.text.trim()}
+                </div>
+              )
+            )
+          ) : (
+            <div className="jp-aici-text">…</div>
+          )}
         </div>
       );
     case 'code':
       return (
-        <div className={`jp-aici-entry jp-aici-code jp-aici-${e.status}`}>
-          <div className="jp-aici-label">
-            attempt {e.attempt} · {e.status === 'running' ? 'running…' : e.status}
-          </div>
-          <pre className="cm-s-jupyter">
-            <code>{e.code}</code>
-          </pre>
+        <div className={`jp-aici-entry jp-aici-run jp-aici-run-${e.status}`} title={e.code}>
+          <span className="jp-aici-mark">
+            {e.status === 'running' ? '▶' : e.status === 'ok' ? '✓' : '✗'}
+          </span>{' '}
+          attempt {e.attempt}: {e.status === 'running' ? 'running a cell…' : e.status === 'ok' ? 'cell ran' : 'cell raised'}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
         </div>
       );
     case 'notice':
       return <div className="jp-aici-entry jp-aici-notice">{e.text}</div>;
     case 'done':
-      return <div className={`jp-aici-entry jp-aici-done jp-aici-${e.status}`}>{e.text}</div>;
+      return <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>{e.text}</div>;
     case 'error':
       return <div className="jp-aici-entry jp-aici-error">{e.text}</div>;
     case 'approval':
       return (
         <div className="jp-aici-entry jp-aici-approval">
           <div className="jp-aici-label">approval needed: {e.reason}</div>
-          <pre>
-            <code>{e.code}</code>
-          </pre>
+          <CodeBlock code={e.code} highlight={props.highlight} />
           {e.decision ? (
             <div>{e.decision}</div>
           ) : (
@@ -82,7 +132,7 @@ function Composer(props: { model: ChatModel }): JSX.Element {
     <div className="jp-aici-composer">
       <textarea
         className="jp-aici-input"
-        placeholder="Ask for code to run in the active notebook (Enter sends, Shift+Enter new line)"
+        placeholder="Ask for code to run in the notebook… (Enter sends)"
         value={text}
         rows={3}
         onChange={ev => setText(ev.target.value)}
@@ -106,7 +156,7 @@ function Composer(props: { model: ChatModel }): JSX.Element {
   );
 }
 
-function ChatView(props: { model: ChatModel }): JSX.Element {
+function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Element {
   const model = props.model;
   const config = model.config;
   return (
@@ -117,10 +167,18 @@ function ChatView(props: { model: ChatModel }): JSX.Element {
           {config && !config.configured && ' (no endpoint configured)'}
         </div>
         <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
+        <button
+          className="jp-Button jp-mod-minimal jp-aici-new"
+          title="Start a new conversation: earlier requests are forgotten"
+          disabled={model.busy}
+          onClick={() => model.clear()}
+        >
+          New chat
+        </button>
       </div>
       <div className="jp-aici-entries">
         {model.entries.map((entry, i) => (
-          <EntryView key={i} entry={entry} model={model} />
+          <EntryView key={i} entry={entry} model={model} highlight={props.highlight} />
         ))}
       </div>
       <Composer model={model} />
@@ -129,7 +187,10 @@ function ChatView(props: { model: ChatModel }): JSX.Element {
 }
 
 export class ChatWidget extends ReactWidget {
-  constructor(readonly model: ChatModel) {
+  constructor(
+    readonly model: ChatModel,
+    private readonly highlight?: Highlighter
+  ) {
     super();
     this.id = PANEL_ID;
     this.addClass('jp-aici-panel');
@@ -139,7 +200,7 @@ export class ChatWidget extends ReactWidget {
 
   render(): JSX.Element {
     return (
-      <UseSignal signal={this.model.changed}>{() => <ChatView model={this.model} />}</UseSignal>
+      <UseSignal signal={this.model.changed}>{() => <ChatView model={this.model} highlight={this.highlight} />}</UseSignal>
     );
   }
 }

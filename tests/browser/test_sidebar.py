@@ -20,13 +20,17 @@ def prepare(page: Any, lab: dict[str, Any], name: str) -> None:
     page.wait_for_selector("#jupyter-ai-ci-chat .jp-aici-input")
 
 
+ENDS = "#jupyter-ai-ci-chat .jp-aici-done, #jupyter-ai-ci-chat .jp-aici-error"
+
+
 def ask(page: Any, text: str) -> None:
+    """Send a request from the panel and wait for the run to end."""
+    ended = page.locator(ENDS).count()
     box = page.locator("#jupyter-ai-ci-chat .jp-aici-input")
     box.click()
     box.type(text)
     page.keyboard.press("Enter")
-    page.wait_for_selector("#jupyter-ai-ci-chat .jp-aici-done, #jupyter-ai-ci-chat .jp-aici-error",
-                           timeout=60_000)
+    page.wait_for_function(f"document.querySelectorAll({ENDS!r}).length > {ended}", timeout=60_000)
     wait_idle(page)
 
 
@@ -44,7 +48,8 @@ def test_panel_request_inserts_and_runs_a_cell(page: Any, lab: dict[str, Any],
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
     assert "Squaring it" in panel.locator(".jp-aici-model").inner_text()
-    assert "print('x squared is', x ** 2)" in panel.locator(".jp-aici-code").inner_text()
+    assert "print('x squared is', x ** 2)" in panel.locator(".jp-aici-model .jp-aici-codeblock").inner_text()
+    assert "cell ran" in panel.locator(".jp-aici-run-ok").inner_text()
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     new = cells.nth(1)
@@ -71,14 +76,32 @@ def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, An
     assert len(model.requests) == 2
     assert "y = x / 0" in model.request_texts()[1]
     assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
-    codes = panel.locator(".jp-aici-code")
+    codes = panel.locator(".jp-aici-run")
     assert codes.count() == 2
     assert "ZeroDivisionError" in codes.nth(0).inner_text()
-    assert "jp-aici-error" in (codes.nth(0).get_attribute("class") or "")
-    assert "jp-aici-ok" in (codes.nth(1).get_attribute("class") or "")
+    assert "jp-aici-run-error" in (codes.nth(0).get_attribute("class") or "")
+    assert "jp-aici-run-ok" in (codes.nth(1).get_attribute("class") or "")
     # The fix took the failed cell's place: x = 5, then the fixed cell.
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     assert "x / 1" in cells.nth(1).locator(".jp-InputArea-editor").inner_text()
     assert "y is 5.0" in cells.nth(1).locator(".jp-OutputArea").inner_text()
     assert "Traceback" not in page.locator(".jp-Notebook").inner_text()
+
+
+def test_a_model_error_is_a_sentence_and_the_panel_keeps_working(page: Any, lab: dict[str, Any],
+                                                                 model: ScriptedOpenAIServer) -> None:
+    model.script(Reply(status=401), Reply("```python\nprint('second try', x)\n```"))
+    prepare(page, lab, "errors.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    ask(page, "anything")
+    error = panel.locator(".jp-aici-error").inner_text()
+    assert "rejected the API key (401): check OPENAI_API_KEY." in error
+    assert page.locator(".jp-Notebook .jp-Cell").count() == 1  # nothing inserted
+
+    ask(page, "again")
+    page.screenshot(path=str(ARTIFACTS / "sidebar-error.png"))
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2
+    assert "second try 5" in cells.nth(1).locator(".jp-OutputArea").inner_text()
