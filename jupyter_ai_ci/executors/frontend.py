@@ -132,6 +132,9 @@ class FrontendExecutor:
             self._attempt_cells.append(cell_id)
             self._after = cell_id
         result = result_from_reply(reply, self.max_output_chars)
+        if result.error is not None and result.error.ename == "KeyboardInterrupt":
+            # The user interrupted the kernel: stop the request, not ask for a fix.
+            raise ExecutionAborted("the cell was interrupted, so the request stopped")
         self._failed = not result.ok
         return result
 

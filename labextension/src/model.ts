@@ -92,8 +92,9 @@ export class ChatModel {
     if (!this._target) {
       return;
     }
-    this._target.interrupt();
+    // Stop the run first, so the interrupted cell is not taken for a bug to fix.
     this._socket?.send(JSON.stringify({ type: 'stop' }));
+    this._target.interrupt();
   }
 
   decide(id: string, approved: boolean): void {
@@ -196,6 +197,15 @@ export class ChatModel {
   }
 
   private _finish(status: string, message: string): void {
+    const last = this._entries[this._entries.length - 1];
+    if (last?.kind === 'model' && !last.text) {
+      this._entries.pop(); // the model never answered
+    }
+    for (const entry of this._entries) {
+      if (entry.kind === 'code' && entry.status === 'running') {
+        entry.status = 'stopped'; // its run ended before the cell did
+      }
+    }
     const kind = status === 'error' ? 'error' : 'done';
     this._entries.push(
       kind === 'error' ? { kind, text: message } : { kind, text: message, status }

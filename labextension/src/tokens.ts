@@ -73,7 +73,7 @@ export type Entry =
       kind: 'code';
       code: string;
       attempt: number;
-      status: 'running' | 'ok' | 'error';
+      status: 'running' | 'ok' | 'error' | 'stopped';
       error?: string;
     }
   | { kind: 'notice'; text: string }

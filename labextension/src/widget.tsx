@@ -53,6 +53,14 @@ function CodeBlock(props: { code: string; highlight?: Highlighter }): JSX.Elemen
   );
 }
 
+const RUN_MARKS = { running: '▶', ok: '✓', error: '✗', stopped: '■' };
+const RUN_LABELS = {
+  running: 'running a cell…',
+  ok: 'cell ran',
+  error: 'cell raised',
+  stopped: 'stopped'
+};
+
 function EntryView(props: {
   entry: Entry;
   model: ChatModel;
@@ -84,10 +92,8 @@ function EntryView(props: {
     case 'code':
       return (
         <div className={`jp-aici-entry jp-aici-run jp-aici-run-${e.status}`} title={e.code}>
-          <span className="jp-aici-mark">
-            {e.status === 'running' ? '▶' : e.status === 'ok' ? '✓' : '✗'}
-          </span>{' '}
-          attempt {e.attempt}: {e.status === 'running' ? 'running a cell…' : e.status === 'ok' ? 'cell ran' : 'cell raised'}
+          <span className="jp-aici-mark">{RUN_MARKS[e.status]}</span> attempt {e.attempt}:{' '}
+          {RUN_LABELS[e.status]}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
         </div>
       );

@@ -105,3 +105,25 @@ def test_a_model_error_is_a_sentence_and_the_panel_keeps_working(page: Any, lab:
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     assert "second try 5" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+
+
+def test_stop_ends_a_run_and_interrupts_its_cell(page: Any, lab: dict[str, Any],
+                                                 model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("```python\nimport time\nprint('sleeping')\ntime.sleep(60)\n```"))
+    prepare(page, lab, "stop.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    box = panel.locator(".jp-aici-input")
+    box.click()
+    box.type("sleep a minute")
+    page.keyboard.press("Enter")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 2")
+    cells.nth(1).locator(".jp-OutputArea:has-text('sleeping')").wait_for()
+    panel.locator(".jp-aici-stop").click()
+    panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
+    wait_idle(page, timeout=20_000)  # the kernel was interrupted, well before the minute
+    page.screenshot(path=str(ARTIFACTS / "sidebar-stop.png"))
+    assert "KeyboardInterrupt" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert len(model.requests) == 1  # no fix was asked for
+    assert "attempt 1: stopped" in panel.locator(".jp-aici-run").inner_text()
+    assert panel.locator(".jp-aici-send").is_visible()  # ready for the next request

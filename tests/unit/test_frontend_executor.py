@@ -119,3 +119,12 @@ def test_abort_fails_a_pending_execution() -> None:
         assert executor.resolve({"id": "x1", "status": "ok"}) is False
 
     asyncio.run(scenario())
+
+
+def test_an_interrupted_cell_stops_the_run_instead_of_asking_for_a_fix() -> None:
+    panel = Panel([{"status": "error", "cell_id": "c1", "outputs": [
+        {"output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}]}])
+    executor = FrontendExecutor(panel.send, None)
+    panel.executor = executor
+    with pytest.raises(ExecutionAborted, match="interrupted"):
+        asyncio.run(run(panel, executor, [Execute("while True: pass", 1, 1, 0)]))
