@@ -19,7 +19,8 @@ from .drivers import Timings, drive
 from .errors import Interrupted, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
-from .llm import Endpoint, OpenAIClient
+from . import local
+from .llm import Endpoint, ModelClient, OpenAIClient
 from .loop import LoopSettings, agent_loop
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
@@ -150,7 +151,14 @@ class AskMagics(Magics, AICISettings):
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
         endpoint = Endpoint.from_settings(self, model=args.model)
-        endpoint.check()
+        local_model = local.target(endpoint)
+        if local_model is not None:
+            local_client = local.LocalClient(endpoint, local_model, lambda text: print(text, end=""))
+            endpoint = local_client.endpoint
+            client: ModelClient = local_client
+        else:
+            endpoint.check()
+            client = self._client(endpoint)
         if args.new:
             self.conversation.clear()
         settings = LoopSettings(
@@ -177,7 +185,7 @@ class AskMagics(Magics, AICISettings):
             loop = replaying(loop, record)
         executor = ShellExecutor(self.shell, self.max_output_chars)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model),
+            outcome = drive(loop, client, executor, PrintReporter(endpoint.model),
                             self.last_timings)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted") from None

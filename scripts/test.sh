@@ -14,9 +14,12 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
+# The [local] extra compiles llama.cpp once (~4 min; pip caches the wheel):
+# the real-model smoke test needs it. LLAVA is not needed and doubles the build.
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
 # Builds the labextension too (node 20 + jlpm), and installs it with the
 # server extension's config into this environment.
-python -m pip install -q --disable-pip-version-check -e ".[test]"
+python -m pip install -q --disable-pip-version-check -e ".[test,local]"
 python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
 python -m pytest "$@"
