@@ -30,36 +30,51 @@ function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void
   }
 }
 
-async function announce(kernel: Kernel.IKernelConnection): Promise<void> {
-  const info = await kernel.info;
-  if (info.language_info.name !== 'python' || kernel.isDisposed) {
-    return;
+function mark(kernel: Kernel.IKernelConnection): void {
+  if (!kernel.isDisposed && kernel.status !== 'dead') {
+    kernel.requestExecute({ code: ANNOUNCE, silent: true, store_history: false }, true);
   }
-  kernel.requestExecute({ code: ANNOUNCE, silent: true, store_history: false }, true);
 }
 
-function connect(panel: NotebookPanel, kernel: Kernel.IKernelConnection | null): void {
-  if (!kernel) {
-    return;
+async function announce(kernel: Kernel.IKernelConnection): Promise<boolean> {
+  const info = await kernel.info;
+  const python = info.language_info.name === 'python';
+  if (python) {
+    mark(kernel);
   }
-  kernel.registerCommTarget(COMM_TARGET, (_comm, msg) => onCommOpen(panel, msg));
-  void announce(kernel).catch(() => undefined);
+  return python;
 }
 
 function watch(panel: NotebookPanel, context: ISessionContext): void {
-  connect(panel, context.session?.kernel ?? null);
-  context.kernelChanged.connect((_, change) => connect(panel, change.newValue));
-  // A restart keeps the connection but starts a new process: announce again.
+  let python = false;
+  const connect = (kernel: Kernel.IKernelConnection | null) => {
+    if (kernel) {
+      kernel.registerCommTarget(COMM_TARGET, (_comm, msg) => onCommOpen(panel, msg));
+      python = false;
+      void announce(kernel).then(
+        yes => (python = yes),
+        () => undefined
+      );
+    }
+  };
+  connect(context.session?.kernel ?? null);
+  context.kernelChanged.connect((_, change) => connect(change.newValue));
+  // A restart keeps the connection but starts a new process: mark it again.
+  // Queued right after the connection clears its state (a microtask later),
+  // the mark is sent before anything queued after the restart, such as the
+  // cells of "Restart Kernel and Run All".  Marking twice is harmless.
   let restarting = false;
   context.statusChanged.connect((_, status) => {
+    const kernel = context.session?.kernel;
+    if (!kernel || !python) {
+      return;
+    }
     if (status === 'restarting' || status === 'autorestarting') {
       restarting = true;
+      void Promise.resolve().then(() => mark(kernel));
     } else if (restarting && status === 'idle') {
       restarting = false;
-      const kernel = context.session?.kernel;
-      if (kernel) {
-        void announce(kernel).catch(() => undefined);
-      }
+      mark(kernel);
     }
   });
 }

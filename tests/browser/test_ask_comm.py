@@ -59,3 +59,46 @@ def test_ask_inserts_several_cells_with_outputs(page: Any, lab: dict[str, Any],
     assert meta["ask_cell_id"] == ask_id
     assert meta["model"] == "scripted-model" and meta["attempts"] == 1
     assert nb["cells"][3]["metadata"]["jupyter_ai_ci"]["ask_cell_id"] == ask_id
+
+
+STAMP = "```python\nimport time\nstamp = time.time_ns()\nprint('stamp', stamp)\n```\n"
+
+
+def test_rerun_replaces_its_cells_and_a_restarted_kernel_is_linked_again(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(STAMP, STAMP, STAMP)
+    # --regenerate: every run asks the model, whatever the replay records say.
+    name = make_notebook(lab, "restart.ipynb", ["%load_ext jupyter_ai_ci",
+                                                "%%ask --regenerate\nstamp the time"])
+    open_notebook(page, lab, name)
+    run_all(page)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 3")
+    first = cells.nth(2).locator(".jp-OutputArea").inner_text()
+    assert first.startswith("stamp ")
+
+    # Re-running the %%ask cell replaces the cell it inserted, not piles up.
+    cells.nth(1).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(
+        f"!document.querySelectorAll('.jp-Notebook .jp-Cell')[2].innerText.includes({first!r})")
+    wait_idle(page)
+    assert cells.count() == 3
+    second = cells.nth(2).locator(".jp-OutputArea").inner_text()
+    assert second.startswith("stamp ") and second != first
+    assert len(model.requests) == 2
+
+    # "Restart Kernel and Run All": the new kernel process is marked before the
+    # cells run, so a real cell with outputs is inserted (set_next_input could not).
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel and Run All Cells")).click()
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function(
+        f"!document.querySelectorAll('.jp-Notebook .jp-Cell')[2].innerText.includes({second!r})")
+    wait_idle(page)
+    page.screenshot(path=str(ARTIFACTS / "ask-restart.png"))
+    assert cells.count() == 3
+    third = cells.nth(2).locator(".jp-OutputArea").inner_text()
+    assert third.startswith("stamp ") and third not in (first, second)
+    assert "1 new cell below" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert len(model.requests) == 3 and model.misses == []
