@@ -37,12 +37,17 @@ class ConfigHandler(APIHandler):
 
     @tornado.web.authenticated
     def get(self) -> None:
+        from .. import local
+
         settings: AICISettings = _state(self)["settings"]
         endpoint = Endpoint.from_settings(settings)
+        path = local.target(endpoint)
+        if path is not None:
+            endpoint = local.localized(endpoint, path)
         self.finish(json.dumps({
             "version": __version__,
             "model": endpoint.model,
-            "host": endpoint.host,
+            "host": "local (llama.cpp)" if path is not None else endpoint.host,
             "configured": bool(endpoint.base_url or endpoint.api_key),
         }))
 

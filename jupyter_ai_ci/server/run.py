@@ -19,7 +19,7 @@ from ..drivers import adrive
 from ..errors import AICIError, RetriesExhausted
 from ..events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from ..executors.frontend import FrontendExecutor
-from ..llm import Endpoint, OpenAIClient
+from ..llm import AsyncModelClient, Endpoint, OpenAIClient
 from ..loop import LoopSettings, agent_loop
 from ..sinks import METADATA_KEY
 from .context import kernel_context
@@ -144,10 +144,27 @@ class SidebarRun:
         if future is not None and not future.done():
             future.set_result(message.get("approved") is True)
 
-    def _client(self, endpoint: Endpoint) -> OpenAIClient:
+    def _model(self, model: str | None) -> tuple[Endpoint, AsyncModelClient]:
+        """The endpoint and its client: as configured, or the managed local model
+        (``local.py``) when nothing is configured and the ``[local]`` extra is installed."""
+        from .. import local
+
+        endpoint = Endpoint.from_settings(self.settings, model=model)
+        path = local.target(endpoint)
+        if path is not None:
+            loop = asyncio.get_running_loop()
+
+            def say(text: str) -> None:  # called from the thread that starts the server
+                notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"),
+                          "attempt": 0, "step": 0}
+                loop.call_soon_threadsafe(self.send, notice)
+
+            local_client = local.LocalClient(endpoint, path, say)
+            return local_client.endpoint, local_client
+        endpoint.check()
         if endpoint not in self.clients:
             self.clients[endpoint] = OpenAIClient(endpoint)
-        return self.clients[endpoint]
+        return endpoint, self.clients[endpoint]
 
     async def run(self, raw: dict[str, Any]) -> None:
         try:
@@ -167,8 +184,7 @@ class SidebarRun:
         msg = AskMessage.parse(raw)
         await check_open(msg, self.kernel_manager, self.session_manager)
         s = self.settings
-        endpoint = Endpoint.from_settings(s, model=msg.model)
-        endpoint.check()
+        endpoint, client = self._model(msg.model)
         self.send({"type": "started", "model": endpoint.model, "host": endpoint.host})
         context, note = await kernel_context(self.kernel_manager, msg.kernel_id, msg.request,
                                              msg.cells, s.max_context_tokens)
@@ -184,7 +200,7 @@ class SidebarRun:
         if msg.new:
             history.clear()
         outcome = await adrive(agent_loop(msg.request, context, settings, tuple(history)),
-                               self._client(endpoint), self.executor,
+                               client, self.executor,
                                PanelReporter(self.send, self.executor))
         remember(history, msg.request, outcome)
         self.send({

@@ -91,18 +91,43 @@ async def test_a_notebook_that_is_not_open_is_refused(jp_fetch: Any, jp_ws_fetch
     ws.close()
 
 
-async def test_no_endpoint_is_a_sentence_and_the_socket_keeps_working(
-        jp_fetch: Any, jp_ws_fetch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+async def test_a_rejected_key_is_a_sentence_and_the_socket_keeps_working(
+        jp_fetch: Any, jp_ws_fetch: Any, model: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789abcdef")
+    model.api_key = "sk-right"
     session = await open_notebook(jp_fetch)
     ws = await jp_ws_fetch("jupyter-ai-ci", "run")
     ask = {"type": "ask", "request": "hi", "path": session["path"], "kernel_id": session["kernel"]["id"]}
-    for _ in range(2):
-        ws.write_message(json.dumps(ask))
-        done = await until(ws, "done", [])
-        assert done["status"] == "error"
-        assert done["message"].startswith("No model endpoint is configured")
+    ws.write_message(json.dumps(ask))
+    done = await until(ws, "done", [])
+    assert done["status"] == "error"
+    assert done["message"] == f"127.0.0.1:{model.port} rejected the API key (401): check OPENAI_API_KEY."
+    assert "sk-wrong" not in json.dumps(done)
+    model.api_key = None
+    model.script("No code needed: hello.")
+    ws.write_message(json.dumps(ask))
+    done = await until(ws, "done", [])
+    assert done["status"] == "answered" and done["answer"] == "No code needed: hello."
+    ws.close()
+
+
+async def test_no_endpoint_is_a_sentence(jp_fetch: Any, jp_ws_fetch: Any,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_ai_ci import local
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # Without the [local] extra there is no model to fall back on.
+    monkeypatch.setattr(local, "llama_server_installed", lambda: False)
+    session = await open_notebook(jp_fetch)
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    ws.write_message(json.dumps({"type": "ask", "request": "hi", "path": session["path"],
+                                 "kernel_id": session["kernel"]["id"]}))
+    done = await until(ws, "done", [])
+    assert done["status"] == "error"
+    assert done["message"].startswith("No model endpoint is configured: set OPENAI_API_KEY")
+    r = await jp_fetch("jupyter-ai-ci", "config")
+    assert json.loads(r.body)["configured"] is False
     ws.close()
 
 
