@@ -75,6 +75,13 @@ class AICISettings(Configurable):
         3000, min=200, help="Token budget for the notebook context sent with each request."
     ).tag(config=True)
 
+    max_reply_tokens = CInt(
+        0,
+        min=0,
+        help="Longest reply, in tokens, asked of the model (max_tokens); 0 leaves it to the "
+        "server. The local model uses 1024 when this is 0, so a rambling tiny model stops.",
+    ).tag(config=True)
+
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
 
     replay = Bool(
