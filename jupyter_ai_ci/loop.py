@@ -1,8 +1,11 @@
 """The agent loop: decides what happens next and does no I/O.
 
 ``agent_loop`` is a generator.  It yields an action (``CallModel``,
-``Execute``, ``Notice``), and the driver performs it and sends back the result
-(a ``ModelReply``, an ``ExecutionResult``, or ``None`` for a notice).  When the
+``Execute``, ``Notice``, and around each attempt ``AskApproval``,
+``Checkpoint``, ``Commit``/``Rollback``, ``Install``), and the driver performs
+it and sends back the result (a ``ModelReply``, an ``ExecutionResult``, an
+``Approval``, a ``TransactionReport``, or ``None``).  Policy -- syntax check,
+risk scan, approval, budgets -- is decided here, so every driver obeys it.  When the
 run ends the generator returns an ``Outcome``.  The same loop serves the
 magic (driven synchronously), the server and the command line (driven with
 asyncio), and the unit tests (driven by a list of canned results).
@@ -11,27 +14,37 @@ asyncio), and the unit tests (driven by a list of canned results).
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
-from . import prompts
+from . import policy, prompts
 from .events import (
     Action,
+    Approval,
+    AskApproval,
     Attempt,
     CallModel,
     Cell,
+    Checkpoint,
+    Commit,
     ErrorInfo,
     Execute,
     ExecutionResult,
+    Install,
     Message,
     ModelReply,
     Notice,
     Outcome,
+    Rollback,
+    TransactionReport,
     Usage,
 )
+from .llm import estimate_tokens
+from .policy import PolicySettings
 from .text import extract_code_blocks, head_tail, python_blocks
 
 LoopGen = Generator[Action, Any, Outcome]
+NOT_PARSED = "not run: the code does not parse"
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,9 @@ class LoopSettings:
     run: bool = True
     max_output_chars: int = 4000  # of a step's output fed back to the model
     max_traceback_chars: int = 8000
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
+    install_missing: bool = True  # offer to %pip install a missing module, then re-run
 
 
 def describe_result(result: ExecutionResult, limit: int) -> str:
@@ -59,12 +75,15 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
     failed = results[-1]
     error = failed.error
     assert error is not None
-    if error.ename == "SyntaxError":
+    if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
         headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
+        if len(code) > 1:
+            headline += f" Block {len(results)} of {len(code)} does not parse; no block was run."
     else:
         headline = f"The code you wrote raised {error.ename}."
-    if len(code) > 1:
-        headline += f" Block {len(results)} of {len(code)} failed; the blocks before it ran."
+        if len(code) > 1:
+            headline += (f" Block {len(results)} of {len(code)} failed; the blocks before it ran, "
+                         "and their changes were undone.")
     joined = "\n\n".join(code)
     return prompts.FIX.format(
         failed=headline,
@@ -72,6 +91,75 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
         output=head_tail(failed.output, settings.max_output_chars) or prompts.NO_OUTPUT,
         traceback=head_tail(error.traceback, settings.max_traceback_chars),
     )
+
+
+def _undo_text(number: int, undone: TransactionReport, saved: TransactionReport | None,
+               effects: Sequence[str]) -> str:
+    if not undone.supported:
+        return f"attempt {number} failed; this executor cannot undo it, so its changes stay"
+    parts = []
+    if undone.restored:
+        parts.append(f"restored {', '.join(undone.restored)}")
+    if undone.dropped:
+        parts.append(f"removed new names {', '.join(undone.dropped)}")
+    text = f"attempt {number} undone" + (f": {'; '.join(parts)}" if parts else " (nothing had changed)")
+    kept = [*(saved.not_saved if saved else ()), *undone.not_saved]
+    if kept:
+        text += f"; NOT undone: {', '.join(kept)}"
+    if effects:
+        text += f"; effects outside the kernel's memory stay: {', '.join(effects)}"
+    return text
+
+
+def run_attempt(
+    code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]]
+) -> Generator[Action, Any, Attempt | str]:
+    """One attempt: syntax check, policy, approval, checkpoint, run, commit or
+    roll back.  Returns the ``Attempt``, or a one-line refusal."""
+    blocks = tuple(code)
+    bad = policy.syntax_error(blocks)
+    if bad is not None:
+        index, error = bad
+        unparsed = (*(ExecutionResult() for _ in range(index)),
+                    ExecutionResult(error=error, notes=(NOT_PARSED,)))
+        return Attempt(number, step, blocks, unparsed)
+    found = policy.scan(blocks)
+    decision = policy.decide(settings.policy, found)
+    if decision.verdict == "refuse":
+        return f"refused by policy: {'; '.join(decision.reasons)}"
+    if decision.verdict == "ask" and blocks not in approved:
+        approval: Approval = yield AskApproval(blocks, decision.reasons, number)
+        if not approval.granted:
+            flagged = "; ".join(decision.reasons)
+            return f"not run ({approval.why or 'rejected'}); it needed approval: {flagged}"
+        approved.add(blocks)
+    yield Notice("attempt", f"attempt {number}: running {len(blocks)} cell"
+                 f"{'' if len(blocks) == 1 else 's'}", attempt=number, step=step)
+    saved: TransactionReport | None = yield Checkpoint(blocks, number, step)
+    saved = saved or TransactionReport(supported=False)
+    if saved.not_saved:
+        yield Notice("not-undoable", f"if attempt {number} fails, these cannot be undone: "
+                     f"{', '.join(saved.not_saved)}", attempt=number, step=step)
+    results: list[ExecutionResult] = []
+    try:
+        for index, block in enumerate(blocks):
+            result: ExecutionResult = yield Execute(block, number, step, index)
+            results.append(result)
+            if not result.ok:
+                break
+    except KeyboardInterrupt:
+        # Thrown in by the driver when the user interrupts: undo, then stop.
+        yield Rollback(number, step)
+        raise
+    attempt = Attempt(number, step, blocks, tuple(results), saved)
+    if attempt.ok:
+        yield Commit(number, step)
+        return attempt
+    undone: TransactionReport | None = yield Rollback(number, step)
+    undone = undone or TransactionReport(supported=False)
+    effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")]
+    yield Notice("undone", _undo_text(number, undone, saved, effects), attempt=number, step=step)
+    return replace(attempt, undone=undone)
 
 
 def agent_loop(
@@ -87,8 +175,10 @@ def agent_loop(
     cells: list[Cell] = []
     usage = Usage()
     requests = 0
+    approved: set[tuple[str, ...]] = set()
+    installed: set[str] = set()
 
-    def outcome(status: Any, answer: str = "", early: bool = False) -> Outcome:
+    def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "") -> Outcome:
         return Outcome(
             status=status,
             cells=tuple(cells),
@@ -98,10 +188,22 @@ def agent_loop(
             requests=requests,
             early_stop=early,
             messages=tuple(messages),
+            reason=reason,
         )
 
+    def over_budget() -> str:
+        if not settings.token_budget:
+            return ""
+        need = usage.total + sum(estimate_tokens(m.content) for m in messages)
+        if need <= settings.token_budget:
+            return ""
+        return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
+                f"{need - usage.total} more, the budget is {settings.token_budget}")
+
     for step in range(1, settings.steps + 1):
-        purpose = "first" if step == 1 else "next-step"
+        purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
+        if why := over_budget():
+            return outcome("over-budget", reason=why)
         reply: ModelReply = yield CallModel(tuple(messages), purpose)
         requests += 1
         usage += reply.usage
@@ -109,13 +211,15 @@ def agent_loop(
         fixes = 0
         previous: ErrorInfo | None = None
         step_results: list[ExecutionResult] = []
+        rerun = False
         while True:
             code = python_blocks(reply.text)
             others = sorted({b.language for b in extract_code_blocks(reply.text)
                              if b.language and not b.is_python})
-            if others:
+            if others and not rerun:
                 yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
                              step=step)
+            rerun = False
             if not code:
                 if fixes:
                     # The model answered a traceback with prose: the step failed.
@@ -129,23 +233,24 @@ def agent_loop(
                 return outcome("not-run", answer=reply.text)
 
             number = len(attempts) + 1
-            yield Notice("attempt", f"attempt {number}: running {len(code)} cell"
-                         f"{'' if len(code) == 1 else 's'}", attempt=number, step=step)
-            results: list[ExecutionResult] = []
-            for index, block in enumerate(code):
-                result: ExecutionResult = yield Execute(block, number, step, index)
-                results.append(result)
-                if not result.ok:
-                    break
-            attempt = Attempt(number, step, tuple(code), tuple(results))
+            attempt = yield from run_attempt(code, number, step, settings, approved)
+            if isinstance(attempt, str):
+                yield Notice("refused", attempt, attempt=number, step=step)
+                return outcome("refused", reason=attempt)
             attempts.append(attempt)
             if attempt.ok:
-                cells.extend(Cell(c, step, r) for c, r in zip(code, results))
-                step_results = results
+                cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results))
+                step_results = list(attempt.results)
                 break
 
             error = attempt.error
             assert error is not None
+            missing = policy.missing_module(error)
+            if settings.install_missing and missing and missing.package not in installed:
+                installed.add(missing.package)
+                if (yield from _install(missing, number, settings)):
+                    rerun = True
+                    continue  # the same code again, without asking the model
             early = previous is not None and previous.signature == error.signature
             if fixes >= settings.retries or early:
                 return outcome("failed", early=early)
@@ -159,7 +264,9 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            messages.append(Message("user", fix_request(code, results, settings)))
+            messages.append(Message("user", fix_request(code, attempt.results, settings)))
+            if why := over_budget():
+                return outcome("over-budget", reason=why)
             reply = yield CallModel(tuple(messages), "fix")
             requests += 1
             usage += reply.usage
@@ -174,3 +281,27 @@ def agent_loop(
             )))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
     return outcome("success")
+
+
+def _install(missing: policy.MissingModule, number: int, settings: LoopSettings) -> Generator[Action, Any, bool]:
+    """Ask, then install the package for a missing module; True if it worked."""
+    command = f"%pip install {missing.package}"
+    if not policy.install_allowed(settings.policy, missing.package):
+        approval: Approval = yield AskApproval(
+            (command,),
+            ((f"module {missing.module!r} is not installed; install package {missing.package!r} "
+              "into this kernel's own environment"),),
+            number,
+            "install",
+        )
+        if not approval.granted:
+            yield Notice("install", f"not installing {missing.package} ({approval.why or 'rejected'})",
+                         attempt=number)
+            return False
+    yield Notice("install", f"installing {missing.package} for `import {missing.module}`", attempt=number)
+    result: ExecutionResult = yield Install(missing.package, missing.module, number)
+    if result is None or not result.ok:
+        why = result.error.one_line() if result is not None and result.error else "no installer here"
+        yield Notice("install", f"installing {missing.package} failed: {why}", attempt=number)
+        return False
+    return True

@@ -9,14 +9,16 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from .approval import GrantAll, StdinApprover
 from .config import AICISettings
 from .context import CellRecord, build_context, describe, user_variables
-from .drivers import drive
-from .errors import Interrupted, RetriesExhausted
-from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
+from .drivers import Approver, drive
+from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
+from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome, Usage
 from .executors.shell import ShellExecutor
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .policy import PolicySettings
 from .sinks import CellSink, NextInputSink, provenance
 
 RECENT_CELLS = 20
@@ -45,7 +47,8 @@ class PrintReporter:
         self._say("\n")
 
     def notice(self, notice: Notice) -> None:
-        mark = {"retrying": "✗", "attempt": "▶"}.get(notice.kind, "·")
+        mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "refused": "⛔",
+                "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
 
     def executing(self, action: Execute) -> None:
@@ -64,6 +67,7 @@ class AskMagics(Magics, AICISettings):
         super().__init__(shell=shell, **kwargs)
         self.conversation: list[Message] = []
         self._clients: dict[Endpoint, OpenAIClient] = {}
+        self.session_usage = Usage()
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         # One client per endpoint: the SDK's connection pool is reused across requests.
@@ -97,6 +101,9 @@ class AskMagics(Magics, AICISettings):
                    "the next step or ends with prose (default 1)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
+    @argument("--yes", action="store_true",
+              help="approve what the policy would ask about for this request (flagged code, "
+                   "installing a missing package); the deny list still applies")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> None:
@@ -115,6 +122,14 @@ class AskMagics(Magics, AICISettings):
         it tries again, at most --retries more times (default 2). The code that
         worked is put in a new cell below. After the last failed attempt the
         cell ends in an error naming the last exception, so Run All stops.
+
+        Safety: an attempt that fails is undone (the variables it changed are
+        restored, new names removed). Code the scan flags as risky (processes,
+        deleting files, network, eval, exit, shell escapes) is run only after
+        you approve it (answer y at the prompt), or with --yes; set
+        %config AskMagics.policy = 'auto' | 'ask-risky' | 'ask', and the
+        allow / deny lists, execution_timeout, max_tokens_per_request and
+        max_tokens_per_session. A guard against accidents, not a sandbox.
 
         Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
         server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
@@ -141,15 +156,36 @@ class AskMagics(Magics, AICISettings):
             run=not args.no_run,
             max_output_chars=self.max_output_chars,
             max_traceback_chars=self.max_output_chars * 2,
+            policy=PolicySettings(self.policy, tuple(self.allow), tuple(self.deny)),  # type: ignore[arg-type]
+            token_budget=self._token_budget(),
+            install_missing=self.install_missing,
         )
         loop = agent_loop(request, self._context(request), settings, tuple(self.conversation))
-        executor = ShellExecutor(self.shell, self.max_output_chars)
+        executor = ShellExecutor(self.shell, self.max_output_chars, self.execution_timeout,
+                                 self.snapshot_max_bytes)
+        reporter = PrintReporter(endpoint.model)
+        approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model))
+            outcome = drive(loop, self._client(endpoint), executor, reporter, approver=approver)
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: nothing was inserted") from None
+            raise Interrupted("interrupted: nothing was inserted, and the running attempt's "
+                              "changes were undone") from None
+        self.session_usage += outcome.usage
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
+
+    def _token_budget(self) -> int:
+        """The smaller of the per-request budget and what the session has left (0: none)."""
+        limits = [self.max_tokens_per_request] if self.max_tokens_per_request else []
+        if self.max_tokens_per_session:
+            left = self.max_tokens_per_session - self.session_usage.total
+            if left <= 0:
+                raise BudgetExceeded(
+                    f"the session's token budget ({self.max_tokens_per_session}) is spent "
+                    f"({self.session_usage.total} used); raise %config "
+                    "AskMagics.max_tokens_per_session or restart the kernel")
+            limits.append(left)
+        return min(limits) if limits else 0
 
     def _remember(self, request: str, outcome: Outcome) -> None:
         if outcome.status == "failed":
@@ -165,6 +201,11 @@ class AskMagics(Magics, AICISettings):
     def _finish(self, request: str, outcome: Outcome, endpoint: Endpoint) -> None:
         tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
         n = len(outcome.attempts)
+        if outcome.status == "refused":
+            raise PolicyRefused(outcome.reason)
+        if outcome.status == "over-budget":
+            raise BudgetExceeded(f"{outcome.reason}; raise %config AskMagics.max_tokens_per_request "
+                                 "/ max_tokens_per_session")
         if outcome.status == "failed":
             error = outcome.last_error
             if error is not None:
