@@ -74,8 +74,8 @@ def _scan(tree: ast.Module) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if not in_function:
                 names.add(node.name)
-            in_function = in_function or not isinstance(node, ast.ClassDef)
-        elif isinstance(node, ast.Lambda):
+            in_function = True  # names bound in a body are the body's own
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             in_function = True
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             if not in_function or node.id in declared_global:
