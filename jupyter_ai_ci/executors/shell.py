@@ -29,6 +29,8 @@ from ..transaction import Transaction
 from .capture import OutputRecorder, Tee
 from .watchdog import Watchdog
 
+SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
+
 
 def _lineno(tb: TracebackType | None) -> int | None:
     """Line of the generated code where the error surfaced.
@@ -175,8 +177,8 @@ class ShellExecutor:
 
         with ExitStack() as stack:
             for obj, name, value in (
-                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t))),
-                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t))),
+                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t), SHOWN_LIMIT)),
+                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t), SHOWN_LIMIT)),
                 (publisher, "publish", publish),
                 (hook, "write_format_data", write_format_data),
                 (shell, "showtraceback", showtraceback),
