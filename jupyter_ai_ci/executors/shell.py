@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from ..events import ErrorInfo, ExecutionResult, TransactionReport
-from ..text import strip_ansi
+from ..text import clean
 from ..transaction import Transaction
 from .capture import OutputRecorder, Tee
 from .watchdog import Watchdog
@@ -121,7 +121,7 @@ class ShellExecutor:
             exc = outcome.error_before_exec or outcome.error_in_exec
             error = ErrorInfo(type(exc).__name__, str(exc), f"{type(exc).__name__}: {exc}")
         return ExecutionResult(
-            output=recorder.text.getvalue(),
+            output=clean(recorder.text.getvalue()),
             result=recorder.result,
             displays=tuple(recorder.displays),
             error=error,
@@ -162,11 +162,11 @@ class ShellExecutor:
             try:
                 skip = 1 if running_compiled_code else 0
                 lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=skip)
-                text = strip_ansi(shell.InteractiveTB.stb2text(lines))
+                text = clean(shell.InteractiveTB.stb2text(lines))
             except Exception:  # formatting must never hide the user's error
                 text = f"{etype.__name__}: {value}"
             lineno = getattr(value, "lineno", None) if isinstance(value, SyntaxError) else _lineno(tb)
-            errors.append(ErrorInfo(etype.__name__, str(value), text, lineno))
+            errors.append(ErrorInfo(etype.__name__, clean(str(value)), text, lineno))
 
         def showsyntaxerror(filename: Any = None, running_compiled_code: bool = False) -> None:
             showtraceback()
