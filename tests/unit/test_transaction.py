@@ -117,3 +117,24 @@ def test_ipython_names_are_left_alone() -> None:
     ns["x"] = 3
     t.rollback()
     assert ns["_"] == 1 and ns["x"] == 1  # bindings restored; `_` is a binding we had
+
+
+def test_pandas_snapshots_are_copy_on_write_and_exempt_from_the_cap() -> None:
+    df = pd.DataFrame({"x": np.arange(1_000_000)})  # 8 MB, over a 1 MB cap
+    ns: dict[str, Any] = {"df": df}
+    t = Transaction(ns, max_bytes=1 << 20)
+    report = t.begin(["df['x'] *= 2"])
+    assert report.saved == ("df",) and report.not_saved == ()
+    ns["df"]["x"] *= 2
+    t.rollback()
+    assert ns["df"] is df and int(df["x"].iloc[1]) == 1
+
+
+def test_flat_containers_are_copied_shallowly_and_restored() -> None:
+    rows = list(range(100_000))
+    ns: dict[str, Any] = {"rows": rows}
+    t = Transaction(ns, max_bytes=1)  # a deep copy would be over this cap
+    assert t.begin(["rows.append(1)"]).saved == ("rows",)
+    rows.append(1)
+    t.rollback()
+    assert len(rows) == 100_000
