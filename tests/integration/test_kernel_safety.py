@@ -218,3 +218,34 @@ def test_token_budget_per_request_and_session(kernel: KernelSession, server: Scr
 
 
 assert openai_server  # the module under test is the real server
+
+
+def test_missing_module_is_installed_after_approval_and_rerun(kernel: KernelSession,
+                                                              server: ScriptedOpenAIServer) -> None:
+    """Needs the package index (PyPI or a mirror); installs termcolor into the
+    kernel's own environment and removes it again."""
+    if kernel.value("__import__('importlib.util').util.find_spec('termcolor') is None") != "True":
+        pytest.skip("termcolor is already installed; nothing would be missing")
+    kernel.run("%config AskMagics.execution_timeout = 120.0")
+    server.script(py("import termcolor\ncolored = termcolor.colored('ok', 'green')"))
+    try:
+        run = kernel.run("%%ask\ncolour it", answers=["y"], timeout=180)
+        if "installing termcolor failed" in run.stdout:
+            pytest.skip("the package index is not reachable")
+        assert run.status == "ok", (run.ename, run.evalue, run.stdout[-2000:])
+        assert run.prompts == ["Install it? [y/N] "]
+        assert "module 'termcolor' is not installed" in run.stdout
+        assert len(server.requests) == 1  # re-run without asking the model again
+        assert "ok" in kernel.value("colored")
+        prefix = kernel.value("__import__('sys').prefix").strip("'")
+        assert kernel.value("__import__('termcolor').__file__").strip("'").startswith(prefix + "/")
+    finally:
+        kernel.run("%pip uninstall -y -q termcolor", timeout=120)
+        kernel.run("%config AskMagics.execution_timeout = 2.0")
+
+
+def test_install_refused_without_stdin(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
+    server.script(py("import surely_not_a_module_xyz"), py("fallback = 'used'"))
+    run = kernel.run("%%ask\nuse it", allow_stdin=False)
+    assert run.status == "ok" and "not installing surely-not-a-module-xyz" in run.stdout.replace("_", "-")
+    assert kernel.value("fallback") == "'used'"
