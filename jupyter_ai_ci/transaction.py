@@ -192,15 +192,18 @@ class Transaction:
     max_bytes: int = 1 << 30
     bindings: dict[str, Any] = field(default_factory=dict)
     saved: dict[str, _Saved] = field(default_factory=dict)
+    _shared: dict[int, Any] = field(default_factory=dict)
 
     def begin(self, blocks: Iterable[str]) -> TransactionReport:
         self.bindings = dict(self.ns)
         self.saved.clear()
         not_saved: list[str] = []
-        for name in sorted(may_change(blocks)):
-            if name not in self.ns or name in IPYTHON_NAMES or name.startswith("__"):
-                continue
-            obj = self.ns[name]
+        chosen = {name: self.ns[name] for name in sorted(may_change(blocks))
+                  if name in self.ns and name not in IPYTHON_NAMES and not name.startswith("__")}
+        # Objects snapshotted on their own stay shared inside other copies:
+        # after a restore, ``rows[0] is df`` holds as it did before.
+        self._shared = {id(obj): obj for obj in chosen.values()}
+        for name, obj in chosen.items():
             if isinstance(obj, (*_IMMUTABLE, type)) or (callable(obj) and not hasattr(obj, "__dict__")):
                 continue  # rebinding is all that can happen; bindings cover it
             why = self._save(name, obj)
@@ -229,7 +232,8 @@ class Transaction:
             elif _is_pandas(obj):
                 self.saved[name] = _Saved(obj, obj.copy(deep=True), "pandas")
             else:
-                self.saved[name] = _Saved(obj, copy.deepcopy(obj), kind)
+                memo = {k: v for k, v in self._shared.items() if k != id(obj)}
+                self.saved[name] = _Saved(obj, copy.deepcopy(obj, memo), kind)
         except Exception as exc:  # noqa: BLE001 -- uncopyable: files, sockets, locks, connections
             return f"cannot be copied: {type(exc).__name__}: {str(exc)[:80]}"
         return None
@@ -256,6 +260,7 @@ class Transaction:
         # Holding copies past the attempt would make pandas copy on every later write.
         self.bindings = {}
         self.saved.clear()
+        self._shared = {}
 
 
 _MISSING = object()

@@ -27,7 +27,7 @@ from ..events import ErrorInfo, ExecutionResult, TransactionReport
 from ..text import clean
 from ..transaction import Transaction
 from .capture import OutputRecorder, Tee
-from .watchdog import Watchdog
+from .watchdog import AttemptTimeout, Watchdog
 
 SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
 
@@ -95,7 +95,7 @@ class ShellExecutor:
             try:
                 with watchdog:
                     outcome = self.shell.run_cell(code, store_history=False, silent=False)
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, AttemptTimeout):
                 # Landed outside the user's code (IPython's own machinery).
                 if not watchdog.fired:
                     raise
@@ -154,17 +154,17 @@ class ShellExecutor:
         def showtraceback(exc_tuple: Any = None, filename: Any = None, tb_offset: Any = None,
                           exception_only: bool = False, running_compiled_code: bool = False) -> None:
             etype, value, tb = exc_tuple or sys.exc_info()
-            if etype is not None and issubclass(etype, KeyboardInterrupt):
+            if etype is not None and issubclass(etype, (KeyboardInterrupt, AttemptTimeout)):
                 interrupted.append(value or KeyboardInterrupt())
                 return
-            if value is None:
+            if etype is None or value is None:
                 return
             try:
                 skip = 1 if running_compiled_code else 0
                 lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=skip)
                 text = clean(shell.InteractiveTB.stb2text(lines))
-            except Exception:  # formatting must never hide the user's error
-                text = f"{etype.__name__}: {value}"
+            except Exception:  # noqa: BLE001 -- formatting must never hide the user's error
+                text = clean(f"{etype.__name__}: {value}")
             lineno = getattr(value, "lineno", None) if isinstance(value, SyntaxError) else _lineno(tb)
             errors.append(ErrorInfo(etype.__name__, clean(str(value)), text, lineno))
 

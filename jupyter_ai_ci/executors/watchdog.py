@@ -4,16 +4,28 @@ The magic runs in the kernel's main thread, so a helper thread sends SIGINT
 to that thread (``signal.pthread_kill``): unlike ``_thread.interrupt_main``
 it also wakes a blocking ``time.sleep`` or socket read.  The resulting
 KeyboardInterrupt is told apart from the user's by ``fired``.  Code that
-swallows KeyboardInterrupt is interrupted again every ``grace`` seconds.
+swallows KeyboardInterrupt gets, every ``grace`` seconds after, an
+``AttemptTimeout`` (a BaseException, so ``except Exception`` and ``except
+KeyboardInterrupt`` let it through) raised asynchronously in the main thread,
+plus another SIGINT to wake it from a blocking call.
 """
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import threading
 import time
 
 KICKS = 20
+
+
+class AttemptTimeout(BaseException):
+    """Raised into code that ignored the first interrupt."""
+
+
+def _raise_in(thread_id: int, exc: type[BaseException]) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
 class Watchdog:
@@ -42,11 +54,13 @@ class Watchdog:
     def _run(self) -> None:
         if self._done.wait(self.seconds):
             return
-        for _ in range(KICKS):
+        for kick in range(KICKS):
             with self._lock:
                 if self._done.is_set():
                     return
                 self.fired = True
+                if kick and self._target is not None:
+                    _raise_in(self._target, AttemptTimeout)
                 signal.pthread_kill(self._target, signal.SIGINT)  # type: ignore[arg-type]
             if self._done.wait(self.grace):
                 return
@@ -59,5 +73,5 @@ class Watchdog:
             # let it land here rather than in the caller's next line.
             try:
                 time.sleep(0.02)
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, AttemptTimeout):
                 pass
