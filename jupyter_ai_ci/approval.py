@@ -16,8 +16,8 @@ from typing import Any
 
 from .events import Approval, AskApproval
 
-NO_STDIN = "nobody can be asked here (this frontend has no stdin); use --yes, the allow list, " \
-           "or %config AskMagics.policy = 'auto'"
+NO_STDIN = ("needs approval, but nobody can be asked here (this frontend has no stdin); "
+            "use --yes, the allow list, or %config AskMagics.policy = 'auto'")
 
 
 class GrantAll:

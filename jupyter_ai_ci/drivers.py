@@ -81,8 +81,8 @@ class AsyncApprover(Protocol):
     async def aapprove(self, request: AskApproval) -> Approval: ...
 
 
-NOBODY_TO_ASK = ("nobody can approve it here; allow it with %config AICISettings.allow, "
-                 "--yes, or policy 'auto'")
+NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with "
+                 "%config AICISettings.allow, --yes, or policy 'auto'")
 UNSUPPORTED = TransactionReport(supported=False)
 _UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
 

@@ -130,8 +130,7 @@ def run_attempt(
     if decision.verdict == "ask" and blocks not in approved:
         approval: Approval = yield AskApproval(blocks, decision.reasons, number)
         if not approval.granted:
-            flagged = "; ".join(decision.reasons)
-            return f"not run ({approval.why or 'rejected'}); it needed approval: {flagged}"
+            return f"not run: {'; '.join(decision.reasons)} — {approval.why or 'rejected'}"
         approved.add(blocks)
     yield Notice("attempt", f"attempt {number}: running {len(blocks)} cell"
                  f"{'' if len(blocks) == 1 else 's'}", attempt=number, step=step)

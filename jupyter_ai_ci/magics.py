@@ -47,6 +47,8 @@ class PrintReporter:
         self._say("\n")
 
     def notice(self, notice: Notice) -> None:
+        if notice.kind == "refused":
+            return  # the cell's error says it, once
         mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "refused": "⛔",
                 "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
@@ -168,8 +170,8 @@ class AskMagics(Magics, AICISettings):
         try:
             outcome = drive(loop, self._client(endpoint), executor, reporter, approver=approver)
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: nothing was inserted, and the running attempt's "
-                              "changes were undone") from None
+            raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
+                              "has been undone)") from None
         self.session_usage += outcome.usage
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import sys
 from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass, field
@@ -46,8 +47,14 @@ READING_FUNCTIONS = frozenset({
 READING_LIBRARIES = frozenset({"np", "numpy", "pd", "pandas", "plt", "matplotlib", "sns",
                                "seaborn", "math", "statistics", "json", "px"})
 LIBRARY_MUTATORS = frozenset({"copyto", "shuffle", "put", "place", "putmask", "fill_diagonal"})
-# Names IPython maintains itself; never dropped or restored by us.
-IPYTHON_NAMES = frozenset({"_", "__", "___", "_i", "_ii", "_iii", "_oh", "_ih", "_dh", "In", "Out"})
+# Names IPython maintains itself (history: _, __, _i, _i7, _7, _oh …): never
+# copied, and never dropped as "new" by a rollback.
+IPYTHON_NAMES = frozenset({"In", "Out", "_oh", "_ih", "_dh"})
+_HISTORY_NAME = re.compile(r"^(_+|_i+|_i?\d+)$")
+
+
+def _ipython_name(name: str) -> bool:
+    return name in IPYTHON_NAMES or bool(_HISTORY_NAME.match(name))
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
 
 
@@ -199,7 +206,7 @@ class Transaction:
         self.saved.clear()
         not_saved: list[str] = []
         chosen = {name: self.ns[name] for name in sorted(may_change(blocks))
-                  if name in self.ns and name not in IPYTHON_NAMES and not name.startswith("__")}
+                  if name in self.ns and not _ipython_name(name) and not name.startswith("__")}
         # Objects snapshotted on their own stay shared inside other copies:
         # after a restore, ``rows[0] is df`` holds as it did before.
         self._shared = {id(obj): obj for obj in chosen.values()}
@@ -239,7 +246,7 @@ class Transaction:
         return None
 
     def rollback(self) -> TransactionReport:
-        dropped = sorted(n for n in list(self.ns) if n not in self.bindings and n not in IPYTHON_NAMES)
+        dropped = sorted(n for n in list(self.ns) if n not in self.bindings and not _ipython_name(n))
         for name in dropped:
             del self.ns[name]
         rebound = [n for n, v in self.bindings.items() if self.ns.get(n, _MISSING) is not v]
@@ -252,7 +259,7 @@ class Transaction:
             except Exception as exc:  # noqa: BLE001 -- fall back to the copy itself: the name is right, aliases are not
                 self.ns[name] = s.copy
                 failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
-        restored = sorted(set(self.saved) | {n for n in rebound if n not in IPYTHON_NAMES})
+        restored = sorted(set(self.saved) | {n for n in rebound if not _ipython_name(n)})
         self.commit()
         return TransactionReport(restored=tuple(restored), dropped=tuple(dropped), not_saved=tuple(failed))
 

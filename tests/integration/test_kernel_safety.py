@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.testing import openai_server
 from jupyter_ai_ci.testing.kernel import CellRun, KernelSession
 from jupyter_ai_ci.testing.openai_server import Reply, ScriptedOpenAIServer
@@ -249,3 +250,24 @@ def test_install_refused_without_stdin(kernel: KernelSession, server: ScriptedOp
     run = kernel.run("%%ask\nuse it", allow_stdin=False)
     assert run.status == "ok" and "not installing surely-not-a-module-xyz" in run.stdout.replace("_", "-")
     assert kernel.value("fallback") == "'used'"
+
+
+def test_transactions_driven_from_outside_the_kernel(kernel: KernelSession) -> None:
+    """What the CLI's and the sidebar's executors do: user expressions, no in-kernel driver."""
+    from jupyter_ai_ci.remote import expression, parse
+
+    def call(op: str, code: tuple[str, ...] = ()) -> TransactionReport:
+        reply = kernel.kc.execute_interactive("", timeout=30, silent=True,
+                                              user_expressions={"tx": expression(op, code)})
+        return parse(reply["content"]["user_expressions"]["tx"])
+
+    kernel.run("remote_rows = [1, 2]\nremote_df = pd.DataFrame({'x': [1]})")
+    code = ("remote_rows.append(3)\nremote_df['x'] += 1\nremote_new = 1\n1/0",)
+    saved = call("checkpoint", code)
+    assert saved.supported and set(saved.saved) == {"remote_rows", "remote_df"}
+    assert kernel.run(code[0]).ename == "ZeroDivisionError"
+    undone = call("rollback")
+    assert undone.dropped == ("remote_new",) and "remote_rows" in undone.restored
+    assert kernel.value("(remote_rows, int(remote_df['x'][0]))") == "([1, 2], 1)"
+    assert call("commit").supported
+    assert not parse({"status": "error", "ename": "ModuleNotFoundError"}).supported

@@ -142,6 +142,7 @@ def test_risky_code_without_anyone_to_ask_is_refused_at_once() -> None:
     outcome, model = run([py("import os\nos.system('echo hi')")], ex)
     assert outcome.status == "refused" and ex.ran == [] and ex.log == []
     assert "nobody can approve it here" in outcome.reason and "os.system" in outcome.reason
+    assert outcome.reason.startswith("not run: os.system: runs a shell command")
     assert len(model.requests) == 1
 
 

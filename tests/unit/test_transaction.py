@@ -109,14 +109,14 @@ def test_over_the_cap_and_uncopyable_are_reported_not_silent() -> None:
     assert report.saved == ()
 
 
-def test_ipython_names_are_left_alone() -> None:
+def test_ipython_history_names_are_never_dropped() -> None:
     ns: dict[str, Any] = {"_": 1, "Out": {}, "x": 1}
     t = Transaction(ns)
     t.begin(["x = 2"])
-    ns["_"] = 2
-    ns["x"] = 3
-    t.rollback()
-    assert ns["_"] == 1 and ns["x"] == 1  # bindings restored; `_` is a binding we had
+    ns.update({"_": 2, "x": 3, "_i40": "x = 3", "_40": 3, "__": 1, "_ii": ""})
+    report = t.rollback()
+    assert ns["_"] == 1 and ns["x"] == 1  # bindings that existed are put back
+    assert {"_i40", "_40", "__", "_ii"} <= set(ns) and report.dropped == ()
 
 
 def test_pandas_snapshots_are_copy_on_write_and_exempt_from_the_cap() -> None:
