@@ -14,12 +14,18 @@ __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .magics import AskMagics
+    from .magics import AskMagics, keep_question_marks
 
     ipython.register_magics(AskMagics)
+    if keep_question_marks not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_question_marks)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     # IPython has no public way to unregister magics; drop ours by name.
+    from .magics import keep_question_marks
+
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("ask", None)
+    if keep_question_marks in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(keep_question_marks)

@@ -33,6 +33,16 @@ if TYPE_CHECKING:
 NOT_PARSED = "not run: the code does not parse"
 
 
+def _approval(sent: Any) -> Approval:
+    # Anything but an Approval (a driver that cannot ask) is a refusal.
+    return sent if isinstance(sent, Approval) else Approval(False, "nobody could be asked")
+
+
+def _report(sent: Any) -> TransactionReport:
+    # A driver that does not know transactions sends None (or anything else).
+    return sent if isinstance(sent, TransactionReport) else TransactionReport(supported=False)
+
+
 def _undo_text(number: int, undone: TransactionReport, saved: TransactionReport | None,
                effects: Sequence[str]) -> str:
     if not undone.supported:
@@ -68,14 +78,13 @@ def run_attempt(
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"
     if decision.verdict == "ask" and blocks not in approved:
-        approval: Approval = yield AskApproval(blocks, decision.reasons, number)
+        approval = _approval((yield AskApproval(blocks, decision.reasons, number)))
         if not approval.granted:
             return f"not run: {'; '.join(decision.reasons)} — {approval.why or 'rejected'}"
         approved.add(blocks)
     yield Notice("attempt", f"attempt {number}: running {len(blocks)} cell"
                  f"{'' if len(blocks) == 1 else 's'}", attempt=number, step=step)
-    saved: TransactionReport | None = yield Checkpoint(blocks, number, step)
-    saved = saved or TransactionReport(supported=False)
+    saved = _report((yield Checkpoint(blocks, number, step)))
     if saved.not_saved:
         yield Notice("not-undoable", f"if attempt {number} fails, these cannot be undone: "
                      f"{', '.join(saved.not_saved)}", attempt=number, step=step)
@@ -94,8 +103,7 @@ def run_attempt(
     if attempt.ok:
         yield Commit(number, step)
         return attempt
-    undone: TransactionReport | None = yield Rollback(number, step)
-    undone = undone or TransactionReport(supported=False)
+    undone = _report((yield Rollback(number, step)))
     effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")]
     yield Notice("undone", _undo_text(number, undone, saved, effects), attempt=number, step=step)
     return replace(attempt, undone=undone)
@@ -105,13 +113,13 @@ def install(missing: policy.MissingModule, number: int, settings: LoopSettings) 
     """Ask, then install the package for a missing module; True if it worked."""
     command = f"%pip install {missing.package}"
     if not policy.install_allowed(settings.policy, missing.package):
-        approval: Approval = yield AskApproval(
+        approval = _approval((yield AskApproval(
             (command,),
             ((f"module {missing.module!r} is not installed; install package {missing.package!r} "
               "into this kernel's own environment"),),
             number,
             "install",
-        )
+        )))
         if not approval.granted:
             yield Notice("install", f"not installing {missing.package} ({approval.why or 'rejected'})",
                          attempt=number)

@@ -18,7 +18,9 @@ from .text import head_tail
 
 MAX_COLUMNS = 40
 SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
-SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abp]-[A-Za-z0-9-]{10,})")
+SECRET_VALUE = re.compile(
+    r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abp]-[A-Za-z0-9-]{10,})"
+)
 _SKIP_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
@@ -80,7 +82,9 @@ def _describe(name: str, obj: Any, full: bool) -> str:
     return f"{name}: {kind}"
 
 
-def user_variables(ns: Mapping[str, Any], hidden: Mapping[str, Any] | set[str] = frozenset()) -> list[tuple[str, Any]]:
+def user_variables(
+    ns: Mapping[str, Any], hidden: Mapping[str, Any] | frozenset[str] = frozenset()
+) -> list[tuple[str, Any]]:
     """The user's own variables, in assignment order (dicts keep it), newest first."""
     out = []
     for name, obj in ns.items():

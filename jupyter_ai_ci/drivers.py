@@ -71,6 +71,35 @@ class Timings:
         return self.total - self.model - self.execute
 
 
+class _Bookkeeper:
+    """What both drivers do around each action: tell the reporter, keep time."""
+
+    def __init__(self, reporter: Reporter | None, timings: Timings | None) -> None:
+        self.report = reporter or SilentReporter()
+        self.timings = timings if timings is not None else Timings()
+        self.started = time.perf_counter()
+        self.t0 = 0.0
+
+    def begin(self, action: CallModel | Execute) -> None:
+        if isinstance(action, CallModel):
+            self.report.model_started(action)
+        else:
+            self.report.executing(action)
+        self.t0 = time.perf_counter()
+
+    def model_done(self) -> None:
+        self.timings.model += time.perf_counter() - self.t0
+        self.report.model_finished()
+
+    def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
+        self.timings.execute += time.perf_counter() - self.t0
+        self.report.executed(action, result)
+        return result
+
+    def close(self) -> None:
+        self.timings.total += time.perf_counter() - self.started
+
+
 class Approver(Protocol):
     """Asks a person; ``AsyncApprover`` is the same with ``aapprove``."""
 
@@ -125,80 +154,64 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
           reporter: Reporter | None = None, timings: Timings | None = None,
           approver: Approver | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
-    report = reporter or SilentReporter()
-    t = timings if timings is not None else Timings()
-    started = time.perf_counter()
+    book = _Bookkeeper(reporter, timings)
     try:
         action = next(loop)
         while True:
             result: Any = None
             if isinstance(action, CallModel):
-                report.model_started(action)
-                t0 = time.perf_counter()
+                book.begin(action)
                 try:
-                    result = model.complete(action.messages, report.model_text)
+                    result = model.complete(action.messages, book.report.model_text)
                 finally:
-                    t.model += time.perf_counter() - t0
-                    report.model_finished()
+                    book.model_done()
             elif isinstance(action, Execute):
-                report.executing(action)
-                t0 = time.perf_counter()
+                book.begin(action)
                 try:
-                    result = executor.execute(action.code)
+                    result = book.executed(action, executor.execute(action.code))
                 except KeyboardInterrupt:
                     # The loop answers with a Rollback, then re-raises once undone.
                     action = loop.throw(KeyboardInterrupt())
                     continue
-                finally:
-                    t.execute += time.perf_counter() - t0
-                report.executed(action, result)
             else:
-                result = _sync_other(action, executor, approver, report)
+                result = _sync_other(action, executor, approver, book.report)
             action = loop.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
     finally:
-        t.total += time.perf_counter() - started
+        book.close()
 
 
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
                  reporter: Reporter | None = None, timings: Timings | None = None,
                  approver: Approver | AsyncApprover | None = None) -> Outcome:
-    """Run the loop to its end with asyncio."""
-    report = reporter or SilentReporter()
-    t = timings if timings is not None else Timings()
-    started = time.perf_counter()
+    """Run the loop to its end with asyncio: the same steps, awaited."""
+    book = _Bookkeeper(reporter, timings)
     try:
         action = next(loop)
         while True:
             result: Any = None
             if isinstance(action, CallModel):
-                report.model_started(action)
-                t0 = time.perf_counter()
+                book.begin(action)
                 try:
-                    result = await model.acomplete(action.messages, report.model_text)
+                    result = await model.acomplete(action.messages, book.report.model_text)
                 finally:
-                    t.model += time.perf_counter() - t0
-                    report.model_finished()
+                    book.model_done()
             elif isinstance(action, Execute):
-                report.executing(action)
-                t0 = time.perf_counter()
+                book.begin(action)
                 try:
-                    result = await executor.aexecute(action.code)
+                    result = book.executed(action, await executor.aexecute(action.code))
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     # Undo the attempt before the cancellation goes on.
                     rollback = loop.throw(KeyboardInterrupt())
-                    undone = await _async_other(rollback, executor, approver, report)
+                    undone = await _async_other(rollback, executor, approver, book.report)
                     with contextlib.suppress(KeyboardInterrupt):
                         loop.send(undone)
                     raise
-                finally:
-                    t.execute += time.perf_counter() - t0
-                report.executed(action, result)
             else:
-                result = await _async_other(action, executor, approver, report)
+                result = await _async_other(action, executor, approver, book.report)
             action = loop.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
     finally:
-        t.total += time.perf_counter() - started
+        book.close()

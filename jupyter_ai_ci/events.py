@@ -105,8 +105,8 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
-    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "undone",
-                  "not-undoable", "refused", "install", "budget"]
+    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text",
+                  "undone", "not-undoable", "refused", "install", "budget"]
     text: str
     attempt: int = 0
     step: int = 0

@@ -75,7 +75,10 @@ class Endpoint:
     @property
     def host(self) -> str:
         """Where requests go, for messages and provenance: never the key."""
-        return urlparse(self.base_url).netloc if self.base_url else "api.openai.com"
+        if not self.base_url:
+            return "api.openai.com"
+        url = urlparse(self.base_url)  # hostname drops any user:password@
+        return f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
 
     def check(self) -> None:
         if not self.base_url and not self.api_key:

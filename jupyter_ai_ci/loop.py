@@ -162,7 +162,7 @@ def agent_loop(
                 return outcome("refused", reason=attempt)
             attempts.append(attempt)
             if attempt.ok:
-                cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results))
+                cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
                 step_results = list(attempt.results)
                 break
 

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import time
+import types
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .approval import GrantAll, StdinApprover
 from .config import AICISettings
 from .context import CellRecord, build_context, describe, user_variables
-from .drivers import Approver, drive
+from .drivers import Approver, Timings, drive
 from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
-from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome, Usage
+from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
 from .policy import PolicySettings
+from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
+from .usage import UsageLog, render
 
+# Outcomes worth remembering and replaying: not failures, refusals or budget stops.
+KEEPABLE = ("success", "answered", "not-run")
 RECENT_CELLS = 20
 CONVERSATION_TURNS = 3
 
@@ -47,9 +54,12 @@ class PrintReporter:
         self._say("\n")
 
     def notice(self, notice: Notice) -> None:
+        if notice.kind == "replayed-text":
+            self._say(notice.text.rstrip("\n") + "\n")
+            return
         if notice.kind == "refused":
             return  # the cell's error says it, once
-        mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "refused": "⛔",
+        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
                 "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
 
@@ -68,8 +78,10 @@ class AskMagics(Magics, AICISettings):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.conversation: list[Message] = []
+        self.last_outcome: Outcome | None = None
+        self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
+        self.usage = UsageLog()
         self._clients: dict[Endpoint, OpenAIClient] = {}
-        self.session_usage = Usage()
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         # One client per endpoint: the SDK's connection pool is reused across requests.
@@ -78,7 +90,7 @@ class AskMagics(Magics, AICISettings):
         return self._clients[endpoint]
 
     def _context(self, request: str) -> str:
-        shell = self.shell
+        shell: Any = self.shell
         variables = user_variables(shell.user_ns, shell.user_ns_hidden)
         inputs = list(shell.user_ns.get("In", []))[1:]
         outputs = shell.user_ns.get("Out", {})
@@ -103,6 +115,8 @@ class AskMagics(Magics, AICISettings):
                    "the next step or ends with prose (default 1)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
+    @argument("--regenerate", action="store_true",
+              help="call the model even if this request was answered before (skip replay)")
     @argument("--yes", action="store_true",
               help="approve what the policy would ask about for this request (flagged code, "
                    "installing a missing package); the deny list still applies")
@@ -113,7 +127,7 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
@@ -124,6 +138,10 @@ class AskMagics(Magics, AICISettings):
         it tries again, at most --retries more times (default 2). The code that
         worked is put in a new cell below. After the last failed attempt the
         cell ends in an error naming the last exception, so Run All stops.
+
+        Re-running an unchanged request replays the code that worked, without
+        calling the model (--regenerate to ask again). %ask_usage shows tokens
+        and requests; %ask_replay lists or clears replay records.
 
         Safety: an attempt that fails is undone (the variables it changed are
         restored, new names removed). Code the scan flags as risky (processes,
@@ -162,17 +180,35 @@ class AskMagics(Magics, AICISettings):
             token_budget=self._token_budget(),
             install_missing=self.install_missing,
         )
-        loop = agent_loop(request, self._context(request), settings, tuple(self.conversation))
+        self.last_timings = Timings()
+        started = time.perf_counter()
+        context = self._context(request)
+        self.last_timings.total += time.perf_counter() - started  # context building is ours too
+        loop = agent_loop(request, context, settings, tuple(self.conversation))
+        key = replay_key(
+            request,
+            {"steps": settings.steps, "run": settings.run},
+            endpoint.model,
+            self._named_variables(request),
+            earlier_requests(request, self.conversation),
+        )
+        record = self._store().get(key) if self.replay and not args.regenerate else None
+        if record is not None:
+            loop = replaying(loop, record)
         executor = ShellExecutor(self.shell, self.max_output_chars, self.execution_timeout,
                                  self.snapshot_max_bytes)
         reporter = PrintReporter(endpoint.model)
         approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, reporter, approver=approver)
+            outcome = drive(loop, self._client(endpoint), executor, reporter, self.last_timings,
+                            approver=approver)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None
-        self.session_usage += outcome.usage
+        self.last_outcome = outcome
+        self.usage.add(request, endpoint.model, outcome, replayed=record is not None)
+        if self.replay and outcome.status in KEEPABLE and outcome.requests:
+            self._store().put(record_from_outcome(key, request, outcome, endpoint.model, endpoint.host))
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
 
@@ -180,17 +216,49 @@ class AskMagics(Magics, AICISettings):
         """The smaller of the per-request budget and what the session has left (0: none)."""
         limits = [self.max_tokens_per_request] if self.max_tokens_per_request else []
         if self.max_tokens_per_session:
-            left = self.max_tokens_per_session - self.session_usage.total
+            _, prompt, completion = self.usage.total()
+            left = self.max_tokens_per_session - prompt - completion
             if left <= 0:
                 raise BudgetExceeded(
                     f"the session's token budget ({self.max_tokens_per_session}) is spent "
-                    f"({self.session_usage.total} used); raise %config "
+                    f"({prompt + completion} used); raise %config "
                     "AskMagics.max_tokens_per_session or restart the kernel")
             limits.append(left)
         return min(limits) if limits else 0
 
+    def _store(self) -> ReplayStore:
+        return ReplayStore(self.replay_file)
+
+    def _named_variables(self, request: str) -> list[str]:
+        """Descriptions of the variables the request names: the context replay depends on."""
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", request))
+        ns = self.shell.user_ns if self.shell is not None else {}
+        return [describe(name, ns[name], full=True) for name in sorted(words) if name in ns
+                and not name.startswith("_") and not isinstance(ns[name], types.ModuleType)]
+
+    @line_magic
+    def ask_usage(self, line: str) -> None:
+        """Tokens and requests per %%ask and for this session (cost when prices are set)."""
+        print(render(self.usage, self.prices))
+
+    @magic_arguments()
+    @argument("--clear", action="store_true", help="forget every replay record in the replay file")
+    @line_magic
+    def ask_replay(self, line: str) -> None:
+        """List the replay records of this folder's replay file, or --clear them."""
+        args = parse_argstring(self.ask_replay, line)
+        store = self._store()
+        if args.clear:
+            print(f"cleared {store.clear()} replay record(s) from {store.path}")
+            return
+        records = store.all()
+        if not records:
+            print(f"no replay records in {store.path}")
+        for r in records:
+            print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
+
     def _remember(self, request: str, outcome: Outcome) -> None:
-        if outcome.status == "failed":
+        if outcome.status not in KEEPABLE:
             return
         code = "\n\n".join(c.code for c in outcome.cells)
         answer = (f"```python\n{code}\n```\n" if code else "") + (outcome.answer if not code else "")
@@ -201,7 +269,8 @@ class AskMagics(Magics, AICISettings):
         return NextInputSink(self.shell)
 
     def _finish(self, request: str, outcome: Outcome, endpoint: Endpoint) -> None:
-        tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+        tokens = (f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+                  if outcome.requests else "no model request")
         n = len(outcome.attempts)
         if outcome.status == "refused":
             raise PolicyRefused(outcome.reason)
@@ -217,11 +286,30 @@ class AskMagics(Magics, AICISettings):
         if outcome.status == "answered":
             print(f"· answered without code ({tokens})")
             return
-        where = self._sink().insert(
-            outcome.cells, provenance(request, outcome, endpoint.model, endpoint.host)
-        )
+        if outcome.requests == 0:
+            # A replay: the cells from the first run are already in the notebook.
+            where = "replayed code; its cells are the ones generated before"
+        else:
+            where = self._sink().insert(
+                outcome.cells, provenance(request, outcome, endpoint.model, endpoint.host)
+            )
         if outcome.status == "not-run":
             print(f"· not run (--no-run): {where} ({tokens})")
             return
         plural = "attempt" if n == 1 else "attempts"
         print(f"✓ done in {n} {plural} ({tokens}); {where}")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """IPython input transformer: ``%ask how many rows?`` is a request, not help.
+
+    IPython turns a line ending in ``?`` into ``%pinfo`` before magics are
+    seen; a question is the most natural request, so for a one-line ``%ask``
+    we call the magic explicitly first.  ``%ask?`` alone still shows help.
+    """
+    if len(lines) != 1:
+        return lines
+    line = lines[0].strip()
+    if line.startswith("%ask ") and line.endswith("?"):
+        return [f"get_ipython().run_line_magic('ask', {line[len('%ask '):].strip()!r})\n"]
+    return lines

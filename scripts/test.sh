@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q --disable-pip-version-check -e ".[test]"
+python -m ruff check jupyter_ai_ci tests bench
+python -m mypy
 python -m pytest "$@"

@@ -154,10 +154,10 @@ class ShellExecutor:
         def showtraceback(exc_tuple: Any = None, filename: Any = None, tb_offset: Any = None,
                           exception_only: bool = False, running_compiled_code: bool = False) -> None:
             etype, value, tb = exc_tuple or sys.exc_info()
-            if etype is not None and issubclass(etype, (KeyboardInterrupt, AttemptTimeout)):
-                interrupted.append(value or KeyboardInterrupt())
-                return
             if etype is None or value is None:
+                return
+            if issubclass(etype, (KeyboardInterrupt, AttemptTimeout)):
+                interrupted.append(value)
                 return
             try:
                 skip = 1 if running_compiled_code else 0

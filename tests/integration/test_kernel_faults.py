@@ -27,10 +27,12 @@ def server() -> Iterator[ScriptedOpenAIServer]:
 
 
 @pytest.fixture(scope="module")
-def kernel(server: ScriptedOpenAIServer) -> Iterator[KernelSession]:
-    k = KernelSession({"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"})
+def kernel(server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSession]:
+    k = KernelSession({"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"},
+                      cwd=str(tmp_path_factory.mktemp("kernel")))  # replay records land there
     try:
-        assert k.run("%load_ext jupyter_ai_ci\n%config AskMagics.max_request_retries = 1\n"
+        assert k.run("%load_ext jupyter_ai_ci\n%config AskMagics.replay = False\n"
+                     "%config AskMagics.max_request_retries = 1\n"
                      "%config AskMagics.request_timeout = 20.0").status == "ok"
         yield k
     finally:

@@ -31,11 +31,13 @@ def server() -> Iterator[ScriptedOpenAIServer]:
 
 
 @pytest.fixture(scope="module")
-def kernel(server: ScriptedOpenAIServer) -> Iterator[KernelSession]:
+def kernel(server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSession]:
     k = KernelSession({"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key",
-                       "JUPYTER_AI_CI_MODEL": "scripted-model"})
+                       "JUPYTER_AI_CI_MODEL": "scripted-model"},
+                      cwd=str(tmp_path_factory.mktemp("kernel")))  # replay records land there
     try:
-        setup = k.run("%load_ext jupyter_ai_ci\n%config AskMagics.execution_timeout = 2.0\n"
+        setup = k.run("%load_ext jupyter_ai_ci\n%config AskMagics.replay = False\n"
+                     "%config AskMagics.execution_timeout = 2.0\n"
                       "%config AskMagics.max_request_retries = 1\nimport pandas as pd")
         assert setup.status == "ok", setup
         yield k

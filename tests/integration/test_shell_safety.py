@@ -15,9 +15,10 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(scope="module")
 def shell() -> Iterator[Any]:
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing import globalipapp
 
-    yield start_ipython()
+    globalipapp.start_ipython()  # None when another test module started it first
+    yield globalipapp.get_ipython()
 
 
 def test_checkpoint_rollback_through_run_cell(shell: Any) -> None:

@@ -1,0 +1,59 @@
+"""Shared fixtures: a real OpenAI-protocol HTTP server with scripted replies,
+a real IPython shell, and a real kernel started with jupyter_client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+
+@pytest.fixture(scope="session")
+def _server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def model_server(_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedOpenAIServer:
+    """The scripted model, emptied for each test; OPENAI_* point at it."""
+    _server.script()
+    _server.api_key = None
+    monkeypatch.setenv("OPENAI_BASE_URL", _server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("JUPYTER_AI_CI_MODEL", raising=False)
+    return _server
+
+
+@pytest.fixture
+def ip(model_server: ScriptedOpenAIServer) -> Iterator[Any]:
+    """A real IPython shell with the extension loaded and a clean namespace."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    start_ipython()  # once per process; later calls return None
+    shell = get_ipython()
+    assert shell is not None
+    shell.reset(new_session=True)
+    shell.run_line_magic("load_ext", "jupyter_ai_ci")
+    # Each test gets a fresh AskMagics (settings and conversation).
+    from jupyter_ai_ci.magics import AskMagics
+
+    shell.register_magics(AskMagics)
+    yield shell
+    shell.rl_next_input = None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "integration: needs a real shell, kernel or server")
+    os.environ.setdefault("MPLBACKEND", "Agg")

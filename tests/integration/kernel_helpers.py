@@ -1,0 +1,53 @@
+"""A real kernel started with jupyter_client, and a way to run a cell in it
+collecting everything the kernel sent back."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager, start_new_kernel
+
+
+@dataclass
+class CellRun:
+    reply: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return str(self.reply["content"]["status"])
+
+    @property
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.messages
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        return "".join(m["content"]["text"] for m in self.messages
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+
+    def of_type(self, msg_type: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["msg_type"] == msg_type]
+
+    @property
+    def next_inputs(self) -> list[str]:
+        return [p["text"] for p in self.reply["content"].get("payload", []) if p.get("source") == "set_next_input"]
+
+
+def start_kernel(env: dict[str, str]) -> tuple[KernelManager, BlockingKernelClient]:
+    full = dict(os.environ)
+    full.update(env)
+    # A notebook kernel shows figures inline, whatever the test process uses.
+    full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60)
+    return km, kc
+
+
+def run_cell(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRun:
+    messages: list[dict[str, Any]] = []
+    reply = kc.execute_interactive(code, output_hook=messages.append, timeout=timeout, allow_stdin=False)
+    return CellRun(reply, messages)

@@ -1,0 +1,130 @@
+"""%%ask and %ask in a real IPython shell against the scripted HTTP model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.errors import ModelAuthError, NoEndpoint, RetriesExhausted
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+
+def py(code: str) -> str:
+    return f"Sure.\n```python\n{code}\n```\n"
+
+
+def test_buggy_code_is_fixed_from_the_traceback(ip: Any, model_server: ScriptedOpenAIServer,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell("import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's', 'n'], 'revenue': [1, 2, 3]})",
+                store_history=True)
+    model_server.script(
+        py("totals = sales.groupby('regoin')['revenue'].sum()\ntotals"),
+        Reply(py("totals = sales.groupby('region')['revenue'].sum()\nprint(totals.to_dict())"),
+              require="KeyError"),
+    )
+    result = ip.run_cell("%%ask\nTotal revenue per region of sales", store_history=True)
+    assert result.success
+    assert ip.user_ns["totals"].to_dict() == {"n": 4, "s": 2}
+    first, fix = model_server.request_texts()
+    assert "sales: pandas.DataFrame 3 rows × 2 columns [region:" in first
+    assert "revenue:int64" in first
+    assert "Traceback" in fix and "KeyError" in fix and "groupby('regoin')" in fix
+    out = capsys.readouterr().out
+    assert "✗ attempt 1 failed: KeyError" in out
+    assert "{'n': 4, 's': 2}" in out
+    assert "✓ done in 2 attempts" in out
+    assert ip.rl_next_input == "totals = sales.groupby('region')['revenue'].sum()\nprint(totals.to_dict())"
+
+
+def test_gives_up_after_retries_with_one_line_error(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("x = 1/0"), py("y = [][1]"), py("z = {}['k']"), py("never = 1"))
+    result = ip.run_cell("%%ask --retries 2\ndo something", store_history=True)
+    assert not result.success
+    error = result.error_in_exec
+    assert isinstance(error, RetriesExhausted)
+    assert error.attempts == 3
+    assert "KeyError" in str(error) and "3 attempts" in str(error)
+    assert error._render_traceback_() == [f"RetriesExhausted: {error}"]
+    assert len(model_server.requests) == 3
+
+
+def test_no_run_inserts_without_executing(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("marker = 'ran'"))
+    assert ip.run_cell("%%ask --no-run\nset a marker").success
+    assert "marker" not in ip.user_ns
+    assert ip.rl_next_input == "marker = 'ran'"
+
+
+def test_line_magic_model_option_and_prose_answer(ip: Any, model_server: ScriptedOpenAIServer,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script("It has three rows.")
+    assert ip.run_cell("%ask --model tiny-model how many rows?").success
+    assert model_server.requests[0]["model"] == "tiny-model"
+    assert "how many rows?" in model_server.request_texts()[0]
+    assert "It has three rows." in capsys.readouterr().out
+
+
+def test_steps_continue_until_prose(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("n = 41\nprint(n)"), Reply(py("n += 1\nprint(n)"), require="41"),
+                        Reply("n is now 42.", require="42"))
+    assert ip.run_cell("%%ask --steps 3\ncount to 42").success
+    assert ip.user_ns["n"] == 42 and len(model_server.requests) == 3
+
+
+def test_follow_up_carries_the_previous_exchange(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("df_total = 10"), "ok")
+    ip.run_cell("%%ask\nmake a total")
+    ip.run_cell("%%ask\nnow double it")
+    second = model_server.requests[1]["messages"]
+    assert any(m["role"] == "assistant" and "df_total = 10" in m["content"] for m in second)
+    model_server.script("fresh")
+    ip.run_cell("%%ask --new\nunrelated")
+    assert all("df_total = 10" not in m["content"] for m in model_server.requests[0]["messages"]
+               if m["role"] == "assistant")
+
+
+def test_config_and_environment(ip: Any, model_server: ScriptedOpenAIServer,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_AI_CI_MODEL", "env-model")
+    from jupyter_ai_ci.magics import AskMagics
+
+    ip.register_magics(AskMagics)  # picks up the environment
+    model_server.script("a")
+    ip.run_cell("%ask hello")
+    assert model_server.requests[-1]["model"] == "env-model"
+    ip.run_line_magic("config", "AskMagics.model = 'config-model'")
+    ip.run_line_magic("config", "AskMagics.retries = 0")
+    model_server.script(py("1/0"), py("never"))
+    result = ip.run_cell("%%ask\nfail")
+    assert model_server.requests[0]["model"] == "config-model"
+    assert isinstance(result.error_in_exec, RetriesExhausted) and result.error_in_exec.attempts == 1
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("%ask", "needs a request"),
+    ("%ask --retries -1 go", "--retries must be at least 0"),
+    ("%ask --frobnicate go", "unrecognized arguments: --frobnicate"),
+])
+def test_user_mistakes_are_usage_errors(ip: Any, cell: str, message: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell(cell)
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "UsageError" in text and message in text and "Traceback" not in text
+
+
+def test_help_is_the_docstring(ip: Any) -> None:
+    info = ip.object_inspect_text("%%ask")
+    assert "--retries N" in info and "fixes" not in info[:0] and "Run All stops" in info
+
+
+def test_no_endpoint_and_wrong_key(ip: Any, model_server: ScriptedOpenAIServer,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert isinstance(ip.run_cell("%ask hi").error_in_exec, NoEndpoint)
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    model_server.api_key = "sk-right"
+    error = ip.run_cell("%ask hi").error_in_exec
+    assert isinstance(error, ModelAuthError) and "sk-wrong" not in str(error)

@@ -1,0 +1,129 @@
+"""The openai-SDK client against a real HTTP server speaking the OpenAI protocol."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from jupyter_ai_ci.errors import (
+    ModelAuthError,
+    ModelRateLimited,
+    ModelServerError,
+    ModelUnreachable,
+    NoEndpoint,
+)
+from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.llm import Endpoint, OpenAIClient
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+HI = [Message("user", "hi")]
+
+
+def client(server: ScriptedOpenAIServer, **kw: object) -> OpenAIClient:
+    args: dict = {"model": "m", "base_url": server.base_url, "max_retries": 0, "timeout": 5.0}
+    args.update(kw)
+    return OpenAIClient(Endpoint(**args))
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_reply_text_usage_and_streamed_pieces(model_server: ScriptedOpenAIServer, stream: bool) -> None:
+    text = "Sure.\n```python\nprint(sum(i*i for i in range(1, 11)))\n```\n"
+    model_server.script(text)
+    pieces: list[str] = []
+    reply = client(model_server, stream=stream).complete(HI, pieces.append)
+    assert reply.text == text
+    assert "".join(pieces) == text
+    assert (len(pieces) > 1) == stream
+    assert reply.usage.completion_tokens == (len(text) + 3) // 4
+    assert reply.usage.prompt_tokens > 0
+    sent = model_server.requests[0]
+    assert sent["messages"] == [{"role": "user", "content": "hi"}]
+    assert sent["stream"] is stream
+
+
+def test_key_is_sent_and_a_wrong_key_is_one_clear_line(model_server: ScriptedOpenAIServer) -> None:
+    model_server.api_key = "right"
+    model_server.script("ok")
+    assert client(model_server, api_key="right").complete(HI).text == "ok"
+    with pytest.raises(ModelAuthError, match="rejected the API key \\(401\\): check OPENAI_API_KEY"):
+        client(model_server, api_key="wrong").complete(HI)
+
+
+def test_rate_limit_is_retried_with_backoff_then_succeeds(model_server: ScriptedOpenAIServer) -> None:
+    limited = Reply(status=429, headers={"retry-after-ms": "20"})
+    model_server.script(limited, limited, "finally")
+    assert client(model_server, max_retries=3).complete(HI).text == "finally"
+    assert len(model_server.requests) == 3
+
+
+def test_rate_limit_after_all_retries_says_what_to_do(model_server: ScriptedOpenAIServer) -> None:
+    limited = Reply(status=429, headers={"retry-after-ms": "10"})
+    model_server.script(limited, limited, limited)
+    with pytest.raises(ModelRateLimited, match="429"):
+        client(model_server, max_retries=2).complete(HI)
+    assert len(model_server.requests) == 3
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_errors(model_server: ScriptedOpenAIServer, status: int) -> None:
+    model_server.script(Reply(status=status))
+    with pytest.raises(ModelServerError, match=str(status)):
+        client(model_server).complete(HI)
+
+
+def test_unknown_model_404_names_the_model(model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(Reply(status=404))
+    with pytest.raises(ModelServerError, match="model 'm'"):
+        client(model_server).complete(HI)
+
+
+def test_timeout(model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(Reply("late", delay=2.0))
+    with pytest.raises(ModelUnreachable, match="did not answer within 0.5 s"):
+        client(model_server, timeout=0.5).complete(HI)
+
+
+def test_connection_refused() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    c = OpenAIClient(Endpoint(model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0))
+    with pytest.raises(ModelUnreachable, match=f"cannot reach the model at 127.0.0.1:{port}"):
+        c.complete(HI)
+
+
+def test_stream_cut_mid_reply(model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(Reply("x" * 200, cut_after=40))
+    with pytest.raises(ModelServerError, match="cut off mid-stream"):
+        client(model_server).complete(HI)
+
+
+def test_malformed_reply(model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(Reply(raw="this is not json"))
+    with pytest.raises(ModelServerError):
+        client(model_server, stream=False).complete(HI)
+
+
+def test_no_endpoint_explains_both_ways() -> None:
+    with pytest.raises(NoEndpoint, match="OPENAI_API_KEY.*OPENAI_BASE_URL"):
+        OpenAIClient(Endpoint(model="m")).complete(HI)
+
+
+async def _acomplete(c: OpenAIClient) -> str:
+    pieces: list[str] = []
+    reply = await c.acomplete(HI, pieces.append)
+    assert "".join(pieces) == reply.text
+    return reply.text
+
+
+def test_async_client_streams(model_server: ScriptedOpenAIServer) -> None:
+    import asyncio
+
+    model_server.script("async hello " * 5)
+    assert asyncio.run(_acomplete(client(model_server))) == "async hello " * 5
+
+
+def test_host_never_includes_the_key() -> None:
+    e = Endpoint(model="m", base_url="https://user:secret@example.org/v1", api_key="sk-secret")
+    assert e.host == "example.org"

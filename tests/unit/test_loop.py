@@ -1,0 +1,179 @@
+"""The agent loop in memory: scripted model replies, a fake executor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from jupyter_ai_ci.drivers import Timings, drive
+from jupyter_ai_ci.events import CallModel, ErrorInfo, ExecutionResult, Notice
+from jupyter_ai_ci.llm import ScriptedClient
+from jupyter_ai_ci.loop import LoopSettings, agent_loop
+
+
+def block(code: str) -> str:
+    return f"Here you go:\n```python\n{code}\n```\n"
+
+
+class FakeExecutor:
+    """Runs nothing: decides each block's result with a rule, records the code."""
+
+    def __init__(self, rule: Callable[[str], ExecutionResult]) -> None:
+        self.rule = rule
+        self.ran: list[str] = []
+
+    def execute(self, code: str) -> ExecutionResult:
+        self.ran.append(code)
+        return self.rule(code)
+
+
+def fails_on(marker: str, ename: str = "ZeroDivisionError", line: int = 1) -> Callable[[str], ExecutionResult]:
+    def rule(code: str) -> ExecutionResult:
+        if marker in code:
+            tb = f"Traceback (most recent call last):\n  line {line}\n{ename}: boom {marker}"
+            return ExecutionResult(output="partial output\n", error=ErrorInfo(ename, f"boom {marker}", tb, line))
+        return ExecutionResult(output=f"ran {code}\n")
+    return rule
+
+
+def run(replies: list[str], rule: Callable[[str], ExecutionResult], **kw: int | bool):
+    model = ScriptedClient(replies)
+    executor = FakeExecutor(rule)
+    outcome = drive(agent_loop("do it", "ctx", LoopSettings(**kw)), model, executor)  # type: ignore[arg-type]
+    return outcome, model, executor
+
+
+def test_success_first_try_runs_every_python_block_in_order() -> None:
+    reply = block("a = 1") + "and\n```python\nb = 2\n```\n```bash\nrm -rf /\n```"
+    outcome, model, ex = run([reply], fails_on("never"))
+    assert outcome.status == "success"
+    assert ex.ran == ["a = 1", "b = 2"]
+    assert [c.code for c in outcome.cells] == ["a = 1", "b = 2"]
+    assert len(outcome.attempts) == 1 and outcome.requests == 1
+
+
+def test_fix_request_carries_code_output_and_traceback() -> None:
+    outcome, model, ex = run([block("x = 1/0  # BAD"), block("x = 1")], fails_on("BAD"))
+    assert outcome.status == "success"
+    assert len(outcome.attempts) == 2
+    fix = model.requests[1][-1].content
+    assert "x = 1/0  # BAD" in fix
+    assert "partial output" in fix
+    assert "ZeroDivisionError: boom BAD" in fix
+    assert [c.code for c in outcome.cells] == ["x = 1"]
+
+
+def test_retries_bound_total_attempts() -> None:
+    replies = [block(f"fail_{i} = 'BAD'") for i in range(10)]
+    # Distinct errors each time (the marker differs), so no early stop.
+    outcome, model, ex = run(replies, lambda c: fails_on(c)(c), retries=3)
+    assert outcome.status == "failed"
+    assert len(outcome.attempts) == 4
+    assert model.requests and len(model.requests) == 4
+    assert not outcome.early_stop
+
+
+def test_zero_retries_means_one_attempt() -> None:
+    outcome, model, _ = run([block("BAD"), block("ok")], fails_on("BAD"), retries=0)
+    assert outcome.status == "failed" and len(outcome.attempts) == 1 and len(model.requests) == 1
+
+
+def test_same_error_twice_stops_early() -> None:
+    outcome, model, _ = run([block("BAD"), block("BAD"), block("ok")], fails_on("BAD"), retries=5)
+    assert outcome.status == "failed"
+    assert outcome.early_stop
+    assert len(outcome.attempts) == 2
+    assert outcome.last_error is not None and outcome.last_error.ename == "ZeroDivisionError"
+
+
+def test_reply_without_code_is_an_answer() -> None:
+    outcome, _, ex = run(["The mean is 3."], fails_on("never"))
+    assert outcome.status == "answered" and outcome.answer == "The mean is 3." and ex.ran == []
+
+
+def test_no_run_executes_nothing() -> None:
+    outcome, _, ex = run([block("a = 1")], fails_on("never"), run=False)
+    assert outcome.status == "not-run" and ex.ran == [] and outcome.cells[0].code == "a = 1"
+
+
+def test_later_blocks_do_not_run_after_a_failure() -> None:
+    reply = block("first = 'BAD'") + block("second")
+    outcome, model, ex = run([reply, block("fixed")], fails_on("BAD"))
+    assert ex.ran == ["first = 'BAD'", "fixed"]
+    assert "Block 1 of 2 failed" in model.requests[1][-1].content
+
+
+def test_steps_feed_outputs_back_until_prose() -> None:
+    outcome, model, ex = run([block("step1"), block("step2"), "All done: the answer is 42."],
+                             fails_on("never"), steps=5)
+    assert outcome.status == "success"
+    assert [c.step for c in outcome.cells] == [1, 2]
+    assert outcome.answer == "All done: the answer is 42."
+    assert "ran step1" in model.requests[1][-1].content
+    assert len(model.requests) == 3
+
+
+def test_steps_stop_at_the_limit() -> None:
+    outcome, model, _ = run([block("s1"), block("s2"), block("s3")], fails_on("never"), steps=2)
+    assert len(model.requests) == 2 and [c.code for c in outcome.cells] == ["s1", "s2"]
+
+
+def test_prose_reply_to_a_traceback_fails_the_run() -> None:
+    outcome, _, _ = run([block("BAD"), "I cannot fix that."], fails_on("BAD"))
+    assert outcome.status == "failed" and outcome.answer == "I cannot fix that."
+
+
+def test_loop_yields_notices_and_model_calls_in_order() -> None:
+    loop = agent_loop("req", "", LoopSettings(retries=1))
+    kinds = []
+    action = next(loop)
+    replies = iter([block("BAD"), block("ok")])
+    from jupyter_ai_ci.events import Execute, ModelReply
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            kinds.append(type(action).__name__ + (f":{action.kind}" if isinstance(action, Notice) else ""))
+            if isinstance(action, CallModel):
+                action = loop.send(ModelReply(next(replies)))
+            elif isinstance(action, Execute):
+                action = loop.send(fails_on("BAD")(action.code))
+            else:  # notices; Checkpoint/Rollback/Commit answered by a driver that cannot undo
+                action = loop.send(None)
+    assert stop.value.value.status == "success"
+    assert kinds == ["CallModel", "Notice:attempt", "Checkpoint", "Execute", "Rollback", "Notice:undone",
+                     "Notice:retrying", "CallModel", "Notice:attempt", "Checkpoint", "Execute", "Commit"]
+
+
+def test_usage_and_timings_are_summed() -> None:
+    timings = Timings()
+    model = ScriptedClient([block("BAD"), block("ok")])
+    outcome = drive(agent_loop("r", "", LoopSettings()), model, FakeExecutor(fails_on("BAD")), timings=timings)
+    assert outcome.requests == 2
+    assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
+    assert timings.total >= timings.model + timings.execute >= 0
+
+
+def test_long_traceback_keeps_head_and_tail() -> None:
+    long_tb = "HEAD-LINE\n" + "x" * 50_000 + "\nTAIL-LINE ValueError"
+    def rule(code: str) -> ExecutionResult:
+        return ExecutionResult(error=ErrorInfo("ValueError", "v", long_tb, 1)) if "BAD" in code else ExecutionResult()
+
+    outcome, model, _ = run([block("BAD"), block("ok")], rule, max_traceback_chars=2000)
+    fix = model.requests[1][-1].content
+    assert "HEAD-LINE" in fix and "TAIL-LINE ValueError" in fix and "characters cut" in fix
+    assert len(fix) < 4000
+
+
+def test_async_driver_runs_the_same_loop() -> None:
+    import asyncio
+
+    class AsyncFake(FakeExecutor):
+        async def aexecute(self, code: str) -> ExecutionResult:
+            return self.execute(code)
+
+    model = ScriptedClient([block("BAD"), block("ok")])
+    executor = AsyncFake(fails_on("BAD"))
+    from jupyter_ai_ci.drivers import adrive
+
+    outcome = asyncio.run(adrive(agent_loop("r", "", LoopSettings()), model, executor))
+    assert outcome.status == "success" and executor.ran == ["BAD", "ok"]

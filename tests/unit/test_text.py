@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from jupyter_ai_ci.executors.capture import CappedText
+from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks, strip_ansi
+
+
+def test_python_blocks_in_order_other_languages_skipped() -> None:
+    reply = (
+        "First:\n```python\na = 1\n```\nShell:\n```bash\nls\n```\n"
+        "Untagged:\n```\nb = 2\n```\n~~~py\nc = 3\n~~~\n"
+    )
+    assert python_blocks(reply) == ["a = 1", "b = 2", "c = 3"]
+    assert [b.language for b in extract_code_blocks(reply)] == ["python", "bash", "", "py"]
+
+
+def test_longer_fences_and_nested_backticks() -> None:
+    reply = "````python\ns = '''\n```\n'''\n````\n"
+    assert python_blocks(reply) == ["s = '''\n```\n'''"]
+
+
+def test_unterminated_block_still_counts() -> None:
+    assert python_blocks("```python\nx = 1\ny = 2") == ["x = 1\ny = 2"]
+
+
+def test_no_code_and_empty_blocks() -> None:
+    assert python_blocks("Just prose, `inline` code.") == []
+    assert python_blocks("```python\n\n```") == []
+
+
+def test_strip_ansi() -> None:
+    assert strip_ansi("\x1b[0;31mValueError\x1b[0m: bad\x1b]0;title\x07") == "ValueError: bad"
+
+
+def test_head_tail_marks_the_cut() -> None:
+    text = "A" * 1000 + "B" * 1000
+    cut = head_tail(text, 300)
+    assert cut.startswith("A") and cut.endswith("B") and "characters cut" in cut
+    assert len(cut) <= 300 + 10
+    assert head_tail("short", 300) == "short"
+
+
+def test_capped_text_keeps_head_and_tail_with_flat_memory() -> None:
+    c = CappedText(100)
+    for i in range(100_000):
+        c.write(f"line {i}\n")
+    value = c.getvalue()
+    assert value.startswith("line 0\n") and value.endswith("line 99999\n")
+    assert "characters cut" in value and len(value) < 200
+    assert sum(len(t) for t in c.tail) < 200
