@@ -4,6 +4,7 @@ collecting everything the kernel sent back."""
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,9 @@ def start_kernel(env: dict[str, str]) -> tuple[KernelManager, BlockingKernelClie
     full.update(env)
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60)
+    # A fresh folder per kernel: replay records written there never leak into the repo.
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
+                              cwd=tempfile.mkdtemp(prefix="aici-kernel-"))
     return km, kc
 
 
