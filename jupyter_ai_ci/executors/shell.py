@@ -30,6 +30,7 @@ from .capture import OutputRecorder, Tee
 from .watchdog import AttemptTimeout, Watchdog
 
 SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
+INSTALL_TIMEOUT = 900.0  # seconds a %pip install may take
 
 
 def _lineno(tb: TracebackType | None) -> int | None:
@@ -75,7 +76,12 @@ class ShellExecutor:
     def install(self, package: str) -> ExecutionResult:
         """``%pip install`` into this kernel's own environment (``%pip`` uses
         ``sys.executable``), then let imports see the new package."""
-        result = self.execute(f"%pip install --disable-pip-version-check {package}")
+        # Downloads can take longer than a generated cell may; still never forever.
+        timeout, self.timeout = self.timeout, max(self.timeout, INSTALL_TIMEOUT) if self.timeout else 0
+        try:
+            result = self.execute(f"%pip install --disable-pip-version-check {package}")
+        finally:
+            self.timeout = timeout
         importlib.invalidate_caches()
         if result.ok and "ERROR:" in result.output:
             # %pip reports a failed install in its output, not as an exception.
