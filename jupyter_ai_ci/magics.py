@@ -19,7 +19,8 @@ from .drivers import Approver, Timings, drive
 from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
-from .llm import Endpoint, OpenAIClient
+from . import local
+from .llm import Endpoint, ModelClient, OpenAIClient
 from .loop import LoopSettings, agent_loop
 from .policy import PolicySettings
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
@@ -167,7 +168,14 @@ class AskMagics(Magics, AICISettings):
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
         endpoint = Endpoint.from_settings(self, model=args.model)
-        endpoint.check()
+        local_model = local.target(endpoint)
+        if local_model is not None:
+            local_client = local.LocalClient(endpoint, local_model, lambda text: print(text, end=""))
+            endpoint = local_client.endpoint
+            client: ModelClient = local_client
+        else:
+            endpoint.check()
+            client = self._client(endpoint)
         if args.new:
             self.conversation.clear()
         settings = LoopSettings(
@@ -200,8 +208,7 @@ class AskMagics(Magics, AICISettings):
         reporter = PrintReporter(endpoint.model)
         approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, reporter, self.last_timings,
-                            approver=approver)
+            outcome = drive(loop, client, executor, reporter, self.last_timings, approver=approver)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None

@@ -39,14 +39,14 @@ class CellRun:
         return [p["text"] for p in self.reply["content"].get("payload", []) if p.get("source") == "set_next_input"]
 
 
-def start_kernel(env: dict[str, str]) -> tuple[KernelManager, BlockingKernelClient]:
+def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelManager, BlockingKernelClient]:
     full = dict(os.environ)
     full.update(env)
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    # A fresh folder per kernel: replay records written there never leak into the repo.
+    # A fresh folder per kernel unless told: replay records never leak into the repo.
     km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
-                              cwd=tempfile.mkdtemp(prefix="aici-kernel-"))
+                              cwd=cwd or tempfile.mkdtemp(prefix="aici-kernel-"))
     return km, kc
 
 
