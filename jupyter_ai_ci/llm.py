@@ -57,6 +57,7 @@ class Endpoint:
     timeout: float = 120.0
     max_retries: int = 3
     stream: bool = True
+    max_tokens: int = 0  # 0: let the server decide
     # Server-specific request fields (e.g. llama.cpp's repeat_penalty), as pairs to stay hashable.
     extra_body: tuple[tuple[str, object], ...] = ()
 
@@ -72,6 +73,7 @@ class Endpoint:
             timeout=s.request_timeout,
             max_retries=s.max_request_retries,
             stream=s.stream,
+            max_tokens=s.max_reply_tokens,
         )
 
     @property
@@ -200,6 +202,8 @@ def _request_args(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, 
     }
     if endpoint.stream:
         args["stream_options"] = {"include_usage": True}
+    if endpoint.max_tokens:
+        args["max_tokens"] = endpoint.max_tokens
     if endpoint.extra_body:
         args["extra_body"] = dict(endpoint.extra_body)
     return args

@@ -12,20 +12,24 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from .approval import GrantAll, StdinApprover
 from .comm import CommSink, frontend_info
 from .config import AICISettings
 from .context import CellRecord, build_context, describe, user_variables
-from .drivers import Timings, drive
-from .errors import Interrupted, RetriesExhausted
+from .drivers import Approver, Timings, drive
+from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
 from . import local
 from .llm import Endpoint, ModelClient, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .policy import PolicySettings
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
 from .usage import UsageLog, render
 
+# Outcomes worth remembering and replaying: not failures, refusals or budget stops.
+KEEPABLE = ("success", "answered", "not-run")
 RECENT_CELLS = 20
 CONVERSATION_TURNS = 3
 
@@ -55,7 +59,10 @@ class PrintReporter:
         if notice.kind == "replayed-text":
             self._say(notice.text.rstrip("\n") + "\n")
             return
-        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻"}.get(notice.kind, "·")
+        if notice.kind == "refused":
+            return  # the cell's error says it, once
+        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
+                "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
 
     def executing(self, action: Execute) -> None:
@@ -112,6 +119,9 @@ class AskMagics(Magics, AICISettings):
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
     @argument("--regenerate", action="store_true",
               help="call the model even if this request was answered before (skip replay)")
+    @argument("--yes", action="store_true",
+              help="approve what the policy would ask about for this request (flagged code, "
+                   "installing a missing package); the deny list still applies")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> None:
@@ -119,7 +129,7 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
@@ -134,6 +144,14 @@ class AskMagics(Magics, AICISettings):
         Re-running an unchanged request replays the code that worked, without
         calling the model (--regenerate to ask again). %ask_usage shows tokens
         and requests; %ask_replay lists or clears replay records.
+
+        Safety: an attempt that fails is undone (the variables it changed are
+        restored, new names removed). Code the scan flags as risky (processes,
+        deleting files, network, eval, exit, shell escapes) is run only after
+        you approve it (answer y at the prompt), or with --yes; set
+        %config AskMagics.policy = 'auto' | 'ask-risky' | 'ask', and the
+        allow / deny lists, execution_timeout, max_tokens_per_request and
+        max_tokens_per_session. A guard against accidents, not a sandbox.
 
         Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
         server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
@@ -167,6 +185,9 @@ class AskMagics(Magics, AICISettings):
             run=not args.no_run,
             max_output_chars=self.max_output_chars,
             max_traceback_chars=self.max_output_chars * 2,
+            policy=PolicySettings(self.policy, tuple(self.allow), tuple(self.deny)),  # type: ignore[arg-type]
+            token_budget=self._token_budget(),
+            install_missing=self.install_missing,
         )
         self.last_timings = Timings()
         started = time.perf_counter()
@@ -183,18 +204,35 @@ class AskMagics(Magics, AICISettings):
         record = self._store().get(key) if self.replay and not args.regenerate else None
         if record is not None:
             loop = replaying(loop, record)
-        executor = ShellExecutor(self.shell, self.max_output_chars)
+        executor = ShellExecutor(self.shell, self.max_output_chars, self.execution_timeout,
+                                 self.snapshot_max_bytes)
+        reporter = PrintReporter(endpoint.model)
+        approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
-            outcome = drive(loop, client, executor, PrintReporter(endpoint.model),
-                            self.last_timings)
+            outcome = drive(loop, client, executor, reporter, self.last_timings, approver=approver)
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: nothing was inserted") from None
+            raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
+                              "has been undone)") from None
         self.last_outcome = outcome
         self.usage.add(request, endpoint.model, outcome, replayed=record is not None)
-        if self.replay and outcome.status != "failed" and outcome.requests:
+        if self.replay and outcome.status in KEEPABLE and outcome.requests:
             self._store().put(record_from_outcome(key, request, outcome, endpoint.model, endpoint.host))
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
+
+    def _token_budget(self) -> int:
+        """The smaller of the per-request budget and what the session has left (0: none)."""
+        limits = [self.max_tokens_per_request] if self.max_tokens_per_request else []
+        if self.max_tokens_per_session:
+            _, prompt, completion = self.usage.total()
+            left = self.max_tokens_per_session - prompt - completion
+            if left <= 0:
+                raise BudgetExceeded(
+                    f"the session's token budget ({self.max_tokens_per_session}) is spent "
+                    f"({prompt + completion} used); raise %config "
+                    "AskMagics.max_tokens_per_session or restart the kernel")
+            limits.append(left)
+        return min(limits) if limits else 0
 
     def _store(self) -> ReplayStore:
         return ReplayStore(self.replay_file)
@@ -228,7 +266,7 @@ class AskMagics(Magics, AICISettings):
             print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
 
     def _remember(self, request: str, outcome: Outcome) -> None:
-        if outcome.status == "failed":
+        if outcome.status not in KEEPABLE:
             return
         code = "\n\n".join(c.code for c in outcome.cells)
         answer = (f"```python\n{code}\n```\n" if code else "") + (outcome.answer if not code else "")
@@ -245,6 +283,11 @@ class AskMagics(Magics, AICISettings):
         tokens = (f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
                   if outcome.requests else "no model request")
         n = len(outcome.attempts)
+        if outcome.status == "refused":
+            raise PolicyRefused(outcome.reason)
+        if outcome.status == "over-budget":
+            raise BudgetExceeded(f"{outcome.reason}; raise %config AskMagics.max_tokens_per_request "
+                                 "/ max_tokens_per_session")
         if outcome.status == "failed":
             error = outcome.last_error
             if error is not None:

@@ -30,7 +30,7 @@ def model_server(_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def ip(model_server: ScriptedOpenAIServer) -> Iterator[Any]:
+def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     """A real IPython shell with the extension loaded and a clean namespace."""
     from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
@@ -44,6 +44,8 @@ def ip(model_server: ScriptedOpenAIServer) -> Iterator[Any]:
     from jupyter_ai_ci.magics import AskMagics
 
     shell.register_magics(AskMagics)
+    # Replay records go to a temp file: one left in the repo would replay in the next run.
+    shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
     yield shell
     shell.rl_next_input = None
 

@@ -16,15 +16,19 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from .. import remote
 from ..errors import ExecutionAborted
-from ..events import ErrorInfo, Execute, ExecutionResult
+from ..events import ErrorInfo, Execute, ExecutionResult, TransactionReport
 from ..text import head_tail, strip_ansi
 from .capture import standin
 
 Send = Callable[[dict[str, Any]], None]
+# Evaluates a user expression in the notebook's kernel (the server's own client).
+KernelExpression = Callable[[str], Awaitable[dict[str, Any]]]
+UNSUPPORTED = TransactionReport(supported=False)
 
 # IPython names the frame of the cell "Cell In[7], line 3"; the deepest such
 # frame is the line of the generated code that failed.
@@ -77,11 +81,17 @@ class FrontendExecutor:
 
     ``send`` delivers a message to the panel; the websocket handler calls
     ``resolve`` with the panel's answer and ``abort`` when the panel goes away.
+    With ``kernel_expression`` an attempt is a transaction (``remote.py``): the
+    kernel snapshots what the code may change and a failed attempt is undone.
     """
 
     def __init__(self, send: Send, anchor_cell_id: str | None,
-                 metadata: dict[str, Any] | None = None, max_output_chars: int = 4000) -> None:
+                 metadata: dict[str, Any] | None = None, max_output_chars: int = 4000,
+                 kernel_expression: KernelExpression | None = None,
+                 snapshot_max_bytes: int = 1 << 30) -> None:
         self.send = send
+        self.kernel_expression = kernel_expression
+        self.snapshot_max_bytes = snapshot_max_bytes
         self.metadata = metadata or {}
         self.max_output_chars = max_output_chars
         self._after = anchor_cell_id  # new cells go below this one
@@ -137,6 +147,24 @@ class FrontendExecutor:
             raise ExecutionAborted("the cell was interrupted, so the request stopped")
         self._failed = not result.ok
         return result
+
+    async def _transaction(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
+        if self.kernel_expression is None:
+            return UNSUPPORTED
+        try:
+            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes))
+        except Exception:  # noqa: BLE001 - a kernel that cannot answer means "cannot undo"
+            return UNSUPPORTED
+        return remote.parse(value)
+
+    async def acheckpoint(self, code: Sequence[str]) -> TransactionReport:
+        return await self._transaction("checkpoint", code)
+
+    async def arollback(self) -> TransactionReport:
+        return await self._transaction("rollback")
+
+    async def acommit(self) -> None:
+        await self._transaction("commit")
 
     def resolve(self, message: dict[str, Any]) -> bool:
         future = self._pending.get(str(message.get("id")))

@@ -17,15 +17,18 @@ from ..config import AICISettings
 from ..context import CellRecord
 from ..drivers import adrive
 from ..errors import AICIError, RetriesExhausted
-from ..events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
+from ..events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from ..executors.frontend import FrontendExecutor
 from ..llm import AsyncModelClient, Endpoint, OpenAIClient
 from ..loop import LoopSettings, agent_loop
 from ..sinks import METADATA_KEY
+from ..policy import PolicySettings
 from .context import kernel_context
+from .kernelcall import KernelCalls
 
 Send = Callable[[dict[str, Any]], None]
 MAX_CELLS = 20
+TRANSACTION_TIMEOUT = 60.0  # seconds for a checkpoint or rollback in a busy kernel
 CONVERSATION_TURNS = 3  # earlier exchanges of the panel sent with a request, as %%ask does
 
 
@@ -131,13 +134,17 @@ class SidebarRun:
         self.executor: FrontendExecutor | None = None
         self._approvals: dict[str, asyncio.Future[bool]] = {}
 
-    async def approve(self, code: str, reason: str) -> bool:
-        """Ask the user, in the panel, whether ``code`` may run (for policy checks)."""
+    async def aapprove(self, request: AskApproval) -> Approval:
+        """``AsyncApprover``: the panel shows the code and the policy's reasons with
+        Approve / Reject, and the run waits for the click (Stop ends the wait)."""
         approval_id = f"a{len(self._approvals) + 1}"
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._approvals[approval_id] = future
-        self.send({"type": "approve", "id": approval_id, "code": code, "reason": reason})
-        return await future
+        what = "install" if request.kind == "install" else "run"
+        self.send({"type": "approve", "id": approval_id, "code": "\n\n".join(request.code),
+                   "reason": f"{what}: " + "; ".join(request.reasons)})
+        granted = await future
+        return Approval(True, "approved in the panel") if granted else Approval(False, "rejected in the panel")
 
     def decided(self, message: dict[str, Any]) -> None:
         future = self._approvals.get(str(message.get("id")))
@@ -183,25 +190,43 @@ class SidebarRun:
     async def _run(self, raw: dict[str, Any]) -> None:
         msg = AskMessage.parse(raw)
         await check_open(msg, self.kernel_manager, self.session_manager)
-        s = self.settings
         endpoint, client = self._model(msg.model)
         self.send({"type": "started", "model": endpoint.model, "host": endpoint.host})
-        context, note = await kernel_context(self.kernel_manager, msg.kernel_id, msg.request,
-                                             msg.cells, s.max_context_tokens)
+        calls = KernelCalls(self.kernel_manager, msg.kernel_id)
+        try:
+            await self._drive(msg, endpoint, client, calls)
+        finally:
+            calls.close()
+
+    async def _drive(self, msg: AskMessage, endpoint: Endpoint, client: AsyncModelClient,
+                     calls: KernelCalls) -> None:
+        s = self.settings
+        context, note = await kernel_context(calls, msg.request, msg.cells, s.max_context_tokens)
         if note:
             self.send({"type": "notice", "kind": "other", "text": note, "attempt": 0, "step": 0})
-        settings = LoopSettings(retries=s.retries, steps=s.steps, max_output_chars=s.max_output_chars,
-                                max_traceback_chars=s.max_output_chars * 2)
+        # The same settings as %%ask: the policy and its approvals hold in the panel too.
+        settings = LoopSettings(
+            retries=s.retries, steps=s.steps, max_output_chars=s.max_output_chars,
+            max_traceback_chars=s.max_output_chars * 2,
+            policy=PolicySettings(s.policy, tuple(s.allow), tuple(s.deny)),  # type: ignore[arg-type]
+            token_budget=s.max_tokens_per_request,
+            install_missing=False,  # %pip from the panel is not wired up yet
+        )
         meta = {METADATA_KEY: {"request": msg.request, "model": endpoint.model,
                                "endpoint_host": endpoint.host, "source": "sidebar"}}
-        self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars)
+
+        async def in_kernel(expr: str) -> dict[str, Any]:
+            return await calls.expression(expr, TRANSACTION_TIMEOUT)
+
+        self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars,
+                                         in_kernel, s.snapshot_max_bytes)
         # Follow-ups ("now plot it") need the earlier exchanges about this notebook.
         history = self.conversations.setdefault(msg.path, [])
         if msg.new:
             history.clear()
         outcome = await adrive(agent_loop(msg.request, context, settings, tuple(history)),
                                client, self.executor,
-                               PanelReporter(self.send, self.executor))
+                               PanelReporter(self.send, self.executor), approver=self)
         remember(history, msg.request, outcome)
         self.send({
             "type": "done",

@@ -106,10 +106,11 @@ function EntryView(props: {
     case 'approval':
       return (
         <div className="jp-aici-entry jp-aici-approval">
-          <div className="jp-aici-label">approval needed: {e.reason}</div>
+          <div className="jp-aici-label">approval needed</div>
+          <div className="jp-aici-reason">{e.reason}</div>
           <CodeBlock code={e.code} highlight={props.highlight} />
           {e.decision ? (
-            <div>{e.decision}</div>
+            <div className="jp-aici-decision">{e.decision}</div>
           ) : (
             <div>
               <button className="jp-Button jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>

@@ -107,7 +107,7 @@ def browser() -> Iterator[Any]:
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(60_000)  # generous: CI machines have 2 busy cores
     messages: list[str] = []
     pg.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
     pg.console_messages = messages

@@ -63,8 +63,9 @@ def test_panel_request_inserts_and_runs_a_cell(page: Any, lab: dict[str, Any],
 
 def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, Any],
                                                     model: ScriptedOpenAIServer) -> None:
+    # The failed attempt changes x before it raises: the rollback must undo that.
     model.script(
-        Reply("```python\ny = x / 0\nprint('y is', y)\n```"),
+        Reply("```python\nx = x + 100\ny = x / 0\nprint('y is', y)\n```"),
         Reply("Fixed:\n```python\ny = x / 1\nprint('y is', y)\n```", require="ZeroDivisionError"),
     )
     prepare(page, lab, "retry.ipynb")
@@ -75,6 +76,7 @@ def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, An
     assert model.misses == [], "the fix was asked for without the traceback"
     assert len(model.requests) == 2
     assert "y = x / 0" in model.request_texts()[1]
+    assert "(line 2)" in panel.locator(".jp-aici-run").nth(0).inner_text()
     assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
     codes = panel.locator(".jp-aici-run")
     assert codes.count() == 2
@@ -85,7 +87,7 @@ def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, An
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     assert "x / 1" in cells.nth(1).locator(".jp-InputArea-editor").inner_text()
-    assert "y is 5.0" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert "y is 5.0" in cells.nth(1).locator(".jp-OutputArea").inner_text()  # x was rolled back
     assert "Traceback" not in page.locator(".jp-Notebook").inner_text()
 
 
@@ -127,3 +129,27 @@ def test_stop_ends_a_run_and_interrupts_its_cell(page: Any, lab: dict[str, Any],
     assert len(model.requests) == 1  # no fix was asked for
     assert "attempt 1: stopped" in panel.locator(".jp-aici-run").inner_text()
     assert panel.locator(".jp-aici-send").is_visible()  # ready for the next request
+
+
+def test_risky_code_waits_for_approve_in_the_panel(page: Any, lab: dict[str, Any],
+                                                    model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("```python\nimport os\nopen('scratch.txt', 'w').close()\nos.remove('scratch.txt')\n"
+                       "print('removed', not os.path.exists('scratch.txt'))\n```"))
+    prepare(page, lab, "approve.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    box = panel.locator(".jp-aici-input")
+    box.click()
+    box.type("make and delete a scratch file")
+    page.keyboard.press("Enter")
+    approval = panel.locator(".jp-aici-approval")
+    approval.wait_for()
+    assert "deletes a file" in approval.inner_text() and "os.remove" in approval.inner_text()
+    assert page.locator(".jp-Notebook .jp-Cell").count() == 1  # nothing ran yet
+    page.screenshot(path=str(ARTIFACTS / "sidebar-approval.png"))
+    approval.locator("button", has_text="Approve").click()
+    panel.locator(".jp-aici-done").wait_for()
+    wait_idle(page)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2
+    assert "removed True" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert "approved" in approval.inner_text()

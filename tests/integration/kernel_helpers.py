@@ -4,6 +4,7 @@ collecting everything the kernel sent back."""
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,9 @@ def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelMan
     full.update(env)
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60, cwd=cwd)
+    # A fresh folder per kernel unless told: replay records never leak into the repo.
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
+                              cwd=cwd or tempfile.mkdtemp(prefix="aici-kernel-"))
     return km, kc
 
 

@@ -225,15 +225,18 @@ async def test_a_follow_up_carries_the_earlier_exchange(jp_fetch: Any, jp_ws_fet
 
 
 async def test_approval_round_trip() -> None:
-    """The hook policy checks use: the panel shows Approve / Reject and answers."""
+    """The approver the loop asks when policy flags code: Approve / Reject in the panel."""
     from jupyter_ai_ci.config import AICISettings
+    from jupyter_ai_ci.events import AskApproval
     from jupyter_ai_ci.server.run import SidebarRun
 
     sent: list[dict[str, Any]] = []
     run = SidebarRun(sent.append, AICISettings(), None, None, {})
-    pending = asyncio.ensure_future(run.approve("import shutil; shutil.rmtree('data')", "deletes files"))
+    request = AskApproval(("import shutil", "shutil.rmtree('data')"), ("deletes files",), attempt=1)
+    pending = asyncio.ensure_future(run.aapprove(request))
     await asyncio.sleep(0)
-    assert sent == [{"type": "approve", "id": "a1", "code": "import shutil; shutil.rmtree('data')",
-                     "reason": "deletes files"}]
+    assert sent == [{"type": "approve", "id": "a1", "code": "import shutil\n\nshutil.rmtree('data')",
+                     "reason": "run: deletes files"}]
     run.decided({"type": "approval", "id": "a1", "approved": False})
-    assert await pending is False
+    approval = await pending
+    assert approval.granted is False and approval.why == "rejected in the panel"
