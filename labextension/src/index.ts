@@ -33,7 +33,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(new ChatWidget(model, highlight), 'right', { rank: 900 });
     requestAPI<IServerConfig>('config')
       .then(config => (model.config = config))
-      .catch(reason => console.error('jupyter-ai-ci: server extension not reachable', reason));
+      .catch(reason => {
+        console.error('jupyter-ai-ci: server extension not reachable', reason);
+        model.configError =
+          'The jupyter_ai_ci server extension is not reachable: is it enabled (jupyter server extension list)?';
+      });
   }
 };
 

@@ -37,6 +37,14 @@ export class ChatModel {
     this._config = value;
     this._changed.emit();
   }
+  /** Why the server's settings could not be read, for the header. */
+  get configError(): string | null {
+    return this._configError;
+  }
+  set configError(value: string | null) {
+    this._configError = value;
+    this._changed.emit();
+  }
   /** The notebook a request would work on (or is working on). */
   get notebookName(): string | null {
     return this._target?.name ?? this.bridge.activeName();
@@ -217,6 +225,7 @@ export class ChatModel {
   private _entries: Entry[] = [];
   private _fresh = false;
   private _config: IServerConfig | null = null;
+  private _configError: string | null = null;
   private _target: IRunTarget | null = null;
   private _socket: WebSocket | null = null;
   private _changed = new Signal<this, void>(this);

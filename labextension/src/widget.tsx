@@ -170,10 +170,11 @@ function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Ele
     <div className="jp-aici-chat">
       <div className="jp-aici-header">
         <div className="jp-aici-model-name" title={config ? `endpoint: ${config.host}` : ''}>
-          Model: {config ? config.model : '…'}
+          Model: {config ? config.model : model.configError ? 'unknown' : '…'}
           {config && !config.configured && ' (no endpoint configured)'}
         </div>
         <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
+        {model.configError && <div className="jp-aici-error">{model.configError}</div>}
         <button
           className="jp-Button jp-mod-minimal jp-aici-new"
           title="Start a new conversation: earlier requests are forgotten"
