@@ -78,6 +78,10 @@ class KernelDied(KernelError):
 class GatewayError(KernelError):
     """A Kernel/Enterprise Gateway refused a request, was unreachable, or timed out."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status, when the gateway answered one
+
 
 class Interrupted(AICIError):
     """The user interrupted the run; nothing was inserted."""

@@ -25,14 +25,6 @@ from ..errors import GatewayError, KernelDied
 _CLOSED: dict[str, Any] = {"msg_type": "_closed"}
 
 
-class GatewayStatusError(GatewayError):
-    """The gateway answered with an HTTP error status."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 class GatewayKernel:
     """``KernelConnection`` to one kernel on a gateway."""
 
@@ -67,6 +59,8 @@ class GatewayKernel:
         try:
             self._ws = await websocket_connect(request)
         except HTTPClientError as exc:
+            if exc.code == 599:
+                raise _unreachable(self.url, self.request_timeout, exc) from None
             raise _status_error(self.url, exc.code, "open the kernel's websocket") from None
         except (OSError, asyncio.TimeoutError) as exc:
             raise _unreachable(self.url, self.request_timeout, exc) from None
@@ -117,8 +111,8 @@ class GatewayKernel:
         try:
             await _request(self.url, self.token, "GET", f"/api/kernels/{self.kernel_id}", None,
                            self.request_timeout, "check the kernel")
-        except GatewayStatusError as exc:
-            if exc.code == 404:
+        except GatewayError as exc:
+            if exc.status == 404:
                 return False
             raise
         return True
@@ -128,12 +122,19 @@ class GatewayKernel:
             self._reader.cancel()
         if self._ws is not None:
             self._ws.close()
-        try:
-            await _request(self.url, self.token, "DELETE", f"/api/kernels/{self.kernel_id}", None,
-                           self.request_timeout, "shut the kernel down")
-        except GatewayStatusError as exc:
-            if exc.code != 404:  # already gone is what we wanted
-                raise
+        for retry in range(4):
+            try:
+                await _request(self.url, self.token, "DELETE", f"/api/kernels/{self.kernel_id}", None,
+                               self.request_timeout, "shut the kernel down")
+                return
+            except GatewayError as exc:
+                if exc.status == 404:  # already gone is what we wanted
+                    return
+                # Kernel Gateway answers 500 while it restarts a kernel that died; a
+                # kernel left behind would run on the gateway until someone noticed.
+                if exc.status is None or exc.status < 500 or retry == 3:
+                    raise
+                await asyncio.sleep(0.5 * 2**retry)
 
 
 def _host(url: str) -> str:
@@ -146,17 +147,17 @@ def _headers(token: str) -> dict[str, str]:
 
 
 def _unreachable(url: str, timeout: float, exc: BaseException) -> GatewayError:
-    why = "timed out" if isinstance(exc, asyncio.TimeoutError) or "Timeout" in type(exc).__name__ else str(exc)
-    return GatewayError(f"cannot reach the gateway at {_host(url)} ({why}, waited at most {timeout:g} s): "
+    timed_out = isinstance(exc, asyncio.TimeoutError) or "Timeout" in str(exc) or "timeout" in str(exc)
+    why = f"no answer within {timeout:g} s" if timed_out else str(exc)
+    return GatewayError(f"cannot reach the gateway at {_host(url)} ({why}): "
                         "is it running, and is --gateway-url / JUPYTER_GATEWAY_URL right?")
 
 
-def _status_error(url: str, code: int, what: str) -> GatewayStatusError:
+def _status_error(url: str, code: int, what: str) -> GatewayError:
     if code in (401, 403):
-        return GatewayStatusError(f"the gateway at {_host(url)} rejected the token ({code}) when asked to {what}: "
+        return GatewayError(f"the gateway at {_host(url)} rejected the token ({code}) when asked to {what}: "
                             "check --gateway-token / JUPYTER_GATEWAY_AUTH_TOKEN", code)
-    return GatewayStatusError(f"the gateway at {_host(url)} answered {code} when asked to {what}; see its log",
-                              code)
+    return GatewayError(f"the gateway at {_host(url)} answered {code} when asked to {what}; see its log", code)
 
 
 async def _request(url: str, token: str, method: str, path: str, body: str | None,
