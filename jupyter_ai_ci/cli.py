@@ -97,6 +97,11 @@ class RunApp(JupyterApp):
                                        "kernel lives (and gateway request timeout).").tag(config=True)
     startup_timeout = CFloat(60.0, help="Seconds to wait for a kernel to start.").tag(config=True)
 
+    @default("config_file_name")
+    def _default_config_file_name(self) -> str:
+        # One file for every driver: ~/.jupyter/jupyter_ai_ci_config.py (or --config FILE).
+        return "jupyter_ai_ci_config"
+
     @default("gateway_url")
     def _default_gateway_url(self) -> str:
         return os.environ.get("JUPYTER_GATEWAY_URL", "")

@@ -91,16 +91,23 @@ class KernelExecutor:
         deadline = started + self.timeout if self.timeout else None
         interrupted_at: float | None = None
         while True:
+            # Checked on every message, not only on silence: code printing in an
+            # endless loop never leaves the kernel quiet.
             now = time.perf_counter()
+            if deadline is not None and interrupted_at is None and now >= deadline:
+                await self.kernel.interrupt()
+                interrupted_at = now
+            if interrupted_at is not None and now - interrupted_at > self.interrupt_grace:
+                raise KernelError(f"the kernel ({self.kernel.description}) ignored an interrupt for "
+                                  f"{self.interrupt_grace:g} s; it was shut down")
             wait = self.receive_timeout
             if deadline is not None and interrupted_at is None:
                 wait = max(min(wait, deadline - now), 0.01)
             msg = await self.kernel.receive_iopub(wait)
             if msg is None:
-                await self._on_silence(deadline, interrupted_at)
-                if deadline is not None and interrupted_at is None and time.perf_counter() >= deadline:
-                    await self.kernel.interrupt()
-                    interrupted_at = time.perf_counter()
+                if not await self.kernel.is_alive():
+                    raise KernelDied(f"the kernel ({self.kernel.description}) died while running code "
+                                     "and its variables are gone; see the kernel's log")
                 continue
             kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
             content = msg.get("content", {})
@@ -140,14 +147,6 @@ class KernelExecutor:
         if count is not None:
             self._counts.append((result, count))
         return result
-
-    async def _on_silence(self, deadline: float | None, interrupted_at: float | None) -> None:
-        if not await self.kernel.is_alive():
-            raise KernelDied(f"the kernel ({self.kernel.description}) died while running code "
-                             "and its variables are gone; see the kernel's log")
-        if interrupted_at is not None and time.perf_counter() - interrupted_at > self.interrupt_grace:
-            raise KernelError(f"the kernel ({self.kernel.description}) ignored an interrupt for "
-                              f"{self.interrupt_grace:g} s; it was shut down")
 
 
 def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[str, Any], ...]:

@@ -91,6 +91,15 @@ def test_giving_up_exits_1_and_leaves_the_notebook_unchanged(
     assert (tmp_path / "a.ipynb").read_bytes() == before
 
 
+def test_config_file_reaches_the_shared_settings(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    (tmp_path / "cfg.py").write_text("c.AICISettings.retries = 0\nc.AICISettings.model = 'from-config'\n")
+    model_server.script(py("y = missing_a"), py("y = 1"))
+    proc = run(["a.ipynb", "--prompt", "set y", "--config", "cfg.py"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "gave up after 1 attempt;" in proc.stderr
+    assert [r["model"] for r in model_server.requests] == ["from-config"]
+
+
 def test_existing_cell_error_exits_5(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     existing_notebook(tmp_path / "a.ipynb", "ok = 1", "1 / 0")
     proc = run(["a.ipynb", "--prompt", "anything", "--run-existing"], tmp_path)
@@ -129,7 +138,8 @@ def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
 
 def test_a_cell_past_the_timeout_is_interrupted_and_fixed(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
-    model_server.script(py("import time\nkept = 1\nwhile True:\n    time.sleep(0.05)"),
+    # It prints all the while: the kernel is never quiet, yet the timeout must fire.
+    model_server.script(py("import time\nkept = 1\nwhile True:\n    print('tick')\n    time.sleep(0.001)"),
                         Reply(py("done = kept + 1\ndone"), require="TimeoutError"))
     started = time.monotonic()
     proc = run(["a.ipynb", "--prompt", "loop", "--timeout", "2"], tmp_path)
