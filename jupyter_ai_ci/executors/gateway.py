@@ -14,6 +14,7 @@ each failure is one ``GatewayError`` line that says what to check.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import uuid
 from datetime import datetime, timezone
@@ -42,7 +43,9 @@ class GatewayKernel:
     @classmethod
     async def start(cls, url: str, token: str = "", kernel_name: str = "python3",
                     request_timeout: float = 20.0, startup_timeout: float = 60.0) -> GatewayKernel:
-        body = json.dumps({"name": kernel_name}) if kernel_name else "{}"
+        # Enterprise Gateway needs KERNEL_USERNAME to place the kernel (impersonation,
+        # per-user namespaces); Kernel Gateway accepts KERNEL_* variables and ignores it.
+        body = json.dumps({"name": kernel_name, "env": {"KERNEL_USERNAME": getpass.getuser()}})
         # Starting a kernel on a cluster (Enterprise Gateway on Kubernetes) can take a while.
         reply = await _request(url, token, "POST", "/api/kernels", body, startup_timeout, "start a kernel")
         kernel = cls(url, token, json.loads(reply)["id"], request_timeout)

@@ -165,13 +165,13 @@ def test_a_kernel_that_dies_is_a_clear_error_within_seconds(
 def test_interrupting_the_command_leaves_the_notebook_valid_and_unchanged(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
-    model_server.script(py("import time\ntime.sleep(60)"))
+    model_server.script(py("import os, time\nopen('kernel.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)"))
     proc = subprocess.Popen([*CLI, "a.ipynb", "--prompt", "wait"], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while len(model_server.requests) < 1 and time.monotonic() < deadline:
+    while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)  # the code is now running in the kernel
+    time.sleep(0.5)  # the code is now asleep in the kernel
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -179,6 +179,20 @@ def test_interrupting_the_command_leaves_the_notebook_valid_and_unchanged(
                                             "were not changed")
     assert (tmp_path / "a.ipynb").read_bytes() == before
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    # The kernel was shut down, not left running without a client.
+    pid = int((tmp_path / "kernel.pid").read_text())
+    deadline = time.monotonic() + 10
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has exited; only its parent has not reaped it yet
 
 
 def test_jobs_run_notebooks_at_once_each_in_its_own_kernel(
