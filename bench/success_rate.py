@@ -25,6 +25,7 @@ from bench.success.schedules import schedule_names  # noqa: E402
 from bench.success.suite import TASKS  # noqa: E402
 from bench.success.tasks import Task  # noqa: E402
 from jupyter_ai_ci.config import AICISettings  # noqa: E402
+from jupyter_ai_ci.errors import AICIError  # noqa: E402
 from jupyter_ai_ci.llm import Endpoint  # noqa: E402
 
 
@@ -93,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         group = "by_schedule"
     else:
         endpoint = Endpoint.from_settings(AICISettings(), model=args.model)
-        endpoint.check()
+        try:
+            endpoint.check()
+        except AICIError as exc:
+            raise SystemExit(f"success_rate: {exc}") from None
         jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
         group = "by_category"
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint,
