@@ -127,7 +127,8 @@ async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient,
     where = sink.insert(outcome.cells, provenance(options.request, outcome, model_name, host), outcome.answer)
     save(nb, path)
     what = "answered without code" if outcome.status == "answered" else f"{where} after {tries}"
-    return RunResult(path, EXIT_OK, f"{what} ({tokens})", outcome, timings, executor.executions)
+    spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
+    return RunResult(path, EXIT_OK, f"{what} ({tokens}; {spent})", outcome, timings, executor.executions)
 
 
 async def _run_existing(nb: Node, executor: KernelExecutor) -> str:

@@ -90,6 +90,7 @@ class KernelExecutor:
         count: int | None = None
         deadline = started + self.timeout if self.timeout else None
         interrupted_at: float | None = None
+        clear_pending = False  # clear_output(wait=True): clear when the next output comes
         while True:
             # Checked on every message, not only on silence: code printing in an
             # endless loop never leaves the kernel quiet.
@@ -118,7 +119,16 @@ class KernelExecutor:
                 continue  # late output of an earlier request, or another client's
             if kind == "status" and content.get("execution_state") == "idle":
                 break
-            if kind == "stream":
+            if clear_pending and kind in ("stream", "display_data", "execute_result"):
+                _clear(recorder)
+                clear_pending = False
+            if kind == "clear_output":
+                # Progress bars redraw by clearing; the saved cell keeps the last frame,
+                # as Jupyter shows it.  The model's text keeps everything (it is capped).
+                clear_pending = bool(content.get("wait"))
+                if not clear_pending:
+                    _clear(recorder)
+            elif kind == "stream":
                 recorder.stream(content.get("name", "stdout"), content.get("text", ""))
             elif kind == "display_data":
                 recorder.display(content.get("data", {}), content.get("metadata"))
@@ -147,6 +157,11 @@ class KernelExecutor:
         if count is not None:
             self._counts.append((result, count))
         return result
+
+
+def _clear(recorder: OutputRecorder) -> None:
+    recorder.outputs.clear()
+    recorder.kept = 0
 
 
 def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[str, Any], ...]:

@@ -70,12 +70,14 @@ def test_fix_from_traceback_appends_cells_with_outputs_and_provenance(
 
 def test_new_notebook_from_prompt_file_with_a_figure(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     (tmp_path / "ask.txt").write_text("plot a line\n")
-    model_server.script(py("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()"))
+    model_server.script(py("from IPython.display import clear_output\nprint('frame 1')\nclear_output(wait=True)\n"
+                           "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()"))
     proc = run(["new.ipynb", "--prompt-file", "ask.txt"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(tmp_path / "new.ipynb", as_version=4)
     assert nb.metadata.kernelspec.name == "python3"
-    assert "image/png" in nb.cells[-1].outputs[0].data
+    (figure,) = nb.cells[-1].outputs  # the cleared frame is gone, as in Jupyter
+    assert "image/png" in figure.data
     assert "plot a line" in model_server.request_texts()[0]
 
 
