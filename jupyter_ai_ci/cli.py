@@ -96,6 +96,8 @@ class RunApp(JupyterApp):
     receive_timeout = CFloat(5.0, help="Seconds without a kernel message before checking that the "
                                        "kernel lives (and gateway request timeout).").tag(config=True)
     startup_timeout = CFloat(60.0, help="Seconds to wait for a kernel to start.").tag(config=True)
+    json_file = Unicode("", help="Also write a JSON record of every run here (status, attempts, "
+                                 "tokens, seconds), for scripts and CI.").tag(config=True)
 
     @default("config_file_name")
     def _default_config_file_name(self) -> str:
@@ -115,7 +117,7 @@ class RunApp(JupyterApp):
         "prompt": "RunApp.prompt", "prompt-file": "RunApp.prompt_file", "kernel": "RunApp.kernel_name",
         "gateway-url": "RunApp.gateway_url", "gateway-token": "RunApp.gateway_token", "jobs": "RunApp.jobs",
         "timeout": "RunApp.timeout", "receive-timeout": "RunApp.receive_timeout",
-        "startup-timeout": "RunApp.startup_timeout", "model": "AICISettings.model",
+        "startup-timeout": "RunApp.startup_timeout", "json": "RunApp.json_file", "model": "AICISettings.model",
         "retries": "AICISettings.retries", "steps": "AICISettings.steps",
     }
     flags = {**base_flags, "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first.")}
@@ -169,7 +171,8 @@ class RunApp(JupyterApp):
             results = asyncio.run(run_all(paths, options, endpoint, self.jobs))
         except KeyboardInterrupt:
             self.fail(EXIT_INTERRUPTED, "interrupted; notebooks not yet finished were not changed")
-        self.log.debug("%s", summary(results))
+        if self.json_file:
+            Path(self.json_file).write_text(summary(results) + "\n")
         codes = [r.exit_code for r in results if r.exit_code]
         raise SystemExit(codes[0] if codes else 0)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .context import CellRecord, build_context
 from .drivers import Reporter, Timings, adrive
-from .errors import GatewayError, KernelError, ModelError
+from .errors import AICIError, KernelError, ModelError, UsageProblem
 from .events import Outcome
 from .executors.kernel import KernelConnection, KernelExecutor, LocalKernel
 from .llm import AsyncModelClient
@@ -96,7 +96,11 @@ async def kernel_context(executor: KernelExecutor, request: str, cells: Sequence
 async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient, model_name: str,
                        host: str, reporter: Reporter | None = None) -> RunResult:
     """Run the request against one notebook; save it only when code ran (or prose answered)."""
-    nb = load_or_create(path, options.kernel_name)
+    try:
+        nb = load_or_create(path, options.kernel_name)
+    except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
+        raise UsageProblem(f"cannot read {path} as a notebook ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0][:200]}); it was not changed") from None
     timings = Timings()
     kernel = await start_kernel(options, path.parent)
     executor = KernelExecutor(kernel, timeout=options.timeout, receive_timeout=options.receive_timeout,
@@ -143,16 +147,21 @@ async def _run_existing(nb: Node, executor: KernelExecutor) -> str:
     return ""
 
 
-def error_exit(path: Path, exc: BaseException) -> RunResult:
+def error_exit(path: Path, exc: AICIError) -> RunResult:
     """The one-line result for an error that ended a run early."""
-    code = EXIT_MODEL if isinstance(exc, ModelError) else EXIT_KERNEL
-    if isinstance(exc, (KernelError, GatewayError, ModelError)):
-        return RunResult(path, code, f"{type(exc).__name__}: {exc}")
-    raise exc
+    code = EXIT_MODEL if isinstance(exc, ModelError) else EXIT_USAGE if isinstance(exc, UsageProblem) \
+        else EXIT_KERNEL
+    return RunResult(path, code, f"{type(exc).__name__}: {exc}")
 
 
 def summary(results: Sequence[RunResult]) -> str:
     """Machine-readable record of a batch, for ``--json``."""
-    return json.dumps([{"notebook": str(r.path), "exit_code": r.exit_code, "message": r.message,
-                        "attempts": len(r.outcome.attempts) if r.outcome else 0,
-                        "executions": r.executions} for r in results], indent=2)
+    return json.dumps([{
+        "notebook": str(r.path), "exit_code": r.exit_code, "message": r.message,
+        "status": r.outcome.status if r.outcome else "error",
+        "attempts": len(r.outcome.attempts) if r.outcome else 0,
+        "prompt_tokens": r.outcome.usage.prompt_tokens if r.outcome else 0,
+        "completion_tokens": r.outcome.usage.completion_tokens if r.outcome else 0,
+        "model_seconds": round(r.timings.model, 3), "execute_seconds": round(r.timings.execute, 3),
+        "total_seconds": round(r.timings.total, 3), "executions": r.executions,
+    } for r in results], indent=2)

@@ -123,6 +123,15 @@ def test_model_errors_exit_3_with_one_line(tmp_path: Path, model_server: Scripte
     assert not (tmp_path / "a.ipynb").exists()
 
 
+def test_a_file_that_is_not_a_notebook_exits_2_untouched(tmp_path: Path,
+                                                         model_server: ScriptedOpenAIServer) -> None:
+    (tmp_path / "a.ipynb").write_text("{not json")
+    proc = run(["a.ipynb", "--prompt", "x"], tmp_path, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "UsageProblem: cannot read a.ipynb as a notebook" in proc.stderr and "Traceback" not in proc.stderr
+    assert (tmp_path / "a.ipynb").read_text() == "{not json" and model_server.requests == []
+
+
 @pytest.mark.parametrize("args, message", [
     (["a.ipynb"], "give a request with --prompt"),
     (["--prompt", "x"], "name a notebook"),
@@ -202,8 +211,12 @@ def test_jobs_run_notebooks_at_once_each_in_its_own_kernel(
     code = ("import os, time, json\nstart = time.time()\ntime.sleep(2)\n"
             "print(json.dumps([os.getpid(), start, time.time()]))")
     model_server.script(py(code), py(code))
-    proc = run(["one.ipynb", "two.ipynb", "--prompt", "wait", "--jobs", "2"], tmp_path)
+    proc = run(["one.ipynb", "two.ipynb", "--prompt", "wait", "--jobs", "2", "--json", "runs.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "runs.json").read_text())
+    assert [(r["notebook"], r["exit_code"], r["status"], r["attempts"]) for r in record] == [
+        ("one.ipynb", 0, "success", 1), ("two.ipynb", 0, "success", 1)]
+    assert all(r["execute_seconds"] >= 2 for r in record)
     spans = [json.loads(nbformat.read(tmp_path / n, as_version=4).cells[-1].outputs[0].text)
              for n in ("one.ipynb", "two.ipynb")]
     (pid1, start1, end1), (pid2, start2, end2) = spans
