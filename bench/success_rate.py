@@ -61,6 +61,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=1, help="real model: runs per task (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="kernels at once (default 2)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per cell before interrupt")
+    p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per model request")
     p.add_argument("--gateway-url", default=os.environ.get("JUPYTER_GATEWAY_URL", ""))
     p.add_argument("--gateway-token", default=os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN", ""))
     p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         endpoint = None
         group = "by_schedule"
     else:
-        endpoint = Endpoint.from_settings(AICISettings(), model=args.model)
+        endpoint = Endpoint.from_settings(AICISettings(request_timeout=args.request_timeout), model=args.model)
         try:
             endpoint.check()
         except AICIError as exc:
