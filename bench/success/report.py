@@ -30,6 +30,7 @@ def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
         "success_at": [round(x, 6) for x in success_at(runs, max_attempts)],
         "silent_wrong": sum(r.silent_wrong for r in runs),
         "failed": sum(r.status == "failed" for r in runs),
+        "no_code": sum(r.status == "answered" for r in runs),  # the model answered in prose only
         "errors": sum(r.status == "error" for r in runs),
         "attempts": attempts,
         "executions": sum(r.executions for r in runs),
@@ -62,7 +63,8 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
     """A plain-text table of one grouping (by_task, by_schedule, by_category) and the total."""
     shown = list(range(1, max_attempts + 1)) if max_attempts <= 8 else sorted({1, 2, 3, max_attempts})
     head = (f"{group[3:]:<26}{'runs':>5}" + "".join(f"{'ok@' + str(n):>7}" for n in shown)
-            + f"{'silent':>7}{'failed':>7}{'errors':>7}{'tokens':>9}{'model s':>9}{'own ms/att':>11}{'execs':>7}")
+            + f"{'silent':>7}{'failed':>7}{'prose':>6}{'errors':>7}{'tokens':>9}{'model s':>9}"
+            + f"{'own ms/att':>11}{'execs':>7}")
     lines = [head, "-" * len(head)]
     rows = [*summary[group].items(), ("overall", summary["overall"])]
     for name, a in rows:
@@ -70,7 +72,7 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
             lines.append("-" * len(head))
         lines.append(
             f"{name:<26}{a['runs']:>5}" + "".join(f"{a['success_at'][n - 1]:>7.0%}" for n in shown)
-            + f"{a['silent_wrong']:>7}{a['failed']:>7}{a['errors']:>7}"
+            + f"{a['silent_wrong']:>7}{a['failed']:>7}{a['no_code']:>6}{a['errors']:>7}"
             f"{a['prompt_tokens'] + a['completion_tokens']:>9}{a['model_seconds']:>9.2f}"
             f"{a['own_ms_per_attempt']:>11.2f}{a['executions']:>7}")
     return "\n".join(lines)

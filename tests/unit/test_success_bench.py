@@ -83,18 +83,21 @@ def run(task: str, attempts: int, correct: bool, status: str = "success", schedu
 
 
 def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) -> None:
-    runs = [run("a", 1, True), run("b", 3, True), run("c", 2, False), run("d", 4, False, "failed")]
-    assert success_at(runs, 4) == [0.25, 0.25, 0.5, 0.5]
+    runs = [run("a", 1, True), run("b", 3, True), run("c", 2, False), run("d", 4, False, "failed"),
+            run("e", 0, False, "answered")]
+    assert success_at(runs, 4) == [0.2, 0.2, 0.4, 0.4]
     summary = summarize(runs, 4)
     overall = summary["overall"]
-    assert (overall["runs"], overall["success"], overall["silent_wrong"], overall["failed"]) == (4, 2, 1, 1)
-    assert overall["executions"] == 10 and overall["prompt_tokens"] == 40
-    assert overall["own_ms_per_attempt"] == pytest.approx(1000 * 0.04 / 10)
+    assert (overall["runs"], overall["success"], overall["silent_wrong"], overall["failed"],
+            overall["no_code"]) == (5, 2, 1, 1, 1)
+    assert overall["executions"] == 10 and overall["prompt_tokens"] == 50
+    assert overall["own_ms_per_attempt"] == pytest.approx(1000 * 0.05 / 10)
     text = table(summary, "by_task", 4)
     assert text.splitlines()[0].split()[:6] == ["task", "runs", "ok@1", "ok@2", "ok@3", "ok@4"]
-    assert text.splitlines()[-1].split()[:6] == ["overall", "4", "25%", "25%", "50%", "50%"]
+    assert text.splitlines()[-1].split() == ["overall", "5", "20%", "20%", "40%", "40%", "1", "1", "1", "0",
+                                             "75", "2.50", "5.00", "10"]
     write_json(tmp_path / "s.json", {"mode": "t"}, [], summary)
-    assert json.loads((tmp_path / "s.json").read_text())["summary"]["overall"]["success_at"] == [0.25, 0.25, 0.5, 0.5]
+    assert json.loads((tmp_path / "s.json").read_text())["summary"]["overall"]["success_at"] == [0.2, 0.2, 0.4, 0.4]
     chart(tmp_path / "s.png", summary, 4, "test", "by_task")
     png = (tmp_path / "s.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
