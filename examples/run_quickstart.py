@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 HERE = Path(__file__).parent
 BOLD, DIM, END = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")
@@ -35,8 +36,13 @@ def main() -> int:
     source = HERE / "quickstart.ipynb"
     target = HERE / "quickstart.out.ipynb"
     nb = nbformat.read(source, as_version=4)
-    NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(HERE)}}).execute()
+    try:
+        NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(HERE)}}).execute()
+    except (DeadKernelError, CellTimeoutError) as exc:
+        nbformat.write(nb, target)
+        print(f"the notebook's kernel stopped: {type(exc).__name__}: {exc}; partial results in {target}")
+        return 1
     nbformat.write(nb, target)
     asks = ok = broken = 0
     for cell in nb.cells:

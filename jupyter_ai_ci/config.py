@@ -75,6 +75,12 @@ class AICISettings(Configurable):
         3000, min=200, help="Token budget for the notebook context sent with each request."
     ).tag(config=True)
 
+    local_fallback = Bool(
+        True,
+        help="With no endpoint or key configured, use the bundled tiny local model when the "
+        "[local] extra is installed. False: say how to configure an endpoint instead.",
+    ).tag(config=True)
+
     max_reply_tokens = CInt(
         0,
         min=0,

@@ -170,14 +170,14 @@ def stop_all() -> None:
     _servers.clear()
 
 
-def target(endpoint: Endpoint) -> Path | None:
+def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
     """The GGUF file ``endpoint`` should be served from, or None; starts nothing.
 
     A ``local:PATH`` model always; the bundled SmolLM2 when no endpoint or key
     is configured and the local extra is installed."""
     if endpoint.model.startswith(LOCAL_PREFIX):
         return Path(endpoint.model[len(LOCAL_PREFIX):]).expanduser()
-    if not endpoint.base_url and not endpoint.api_key and llama_server_installed():
+    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed():
         return bundled_model()
     return None
 

@@ -169,7 +169,7 @@ class AskMagics(Magics, AICISettings):
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
         endpoint = Endpoint.from_settings(self, model=args.model)
-        local_model = local.target(endpoint)
+        local_model = local.target(endpoint, self.local_fallback)
         if local_model is not None:
             local_client = local.LocalClient(endpoint, local_model, lambda text: print(text, end=""))
             endpoint = local_client.endpoint

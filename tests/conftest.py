@@ -40,9 +40,12 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     assert shell is not None
     shell.reset(new_session=True)
     shell.run_line_magic("load_ext", "jupyter_ai_ci")
-    # Each test gets a fresh AskMagics (settings and conversation).
+    # Each test gets a fresh AskMagics (settings and conversation); %config in an
+    # earlier test lives on in shell.config, so forget it first.
     from jupyter_ai_ci.magics import AskMagics
 
+    for section in ("AskMagics", "AICISettings"):
+        shell.config.pop(section, None)
     shell.register_magics(AskMagics)
     # Replay records go to a temp file: one left in the repo would replay in the next run.
     shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")

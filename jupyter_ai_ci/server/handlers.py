@@ -41,7 +41,7 @@ class ConfigHandler(APIHandler):
 
         settings: AICISettings = _state(self)["settings"]
         endpoint = Endpoint.from_settings(settings)
-        path = local.target(endpoint)
+        path = local.target(endpoint, settings.local_fallback)
         if path is not None:
             endpoint = local.localized(endpoint, path)
         self.finish(json.dumps({

@@ -157,7 +157,7 @@ class SidebarRun:
         from .. import local
 
         endpoint = Endpoint.from_settings(self.settings, model=model)
-        path = local.target(endpoint)
+        path = local.target(endpoint, self.settings.local_fallback)
         if path is not None:
             loop = asyncio.get_running_loop()
 

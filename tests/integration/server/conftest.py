@@ -11,4 +11,6 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403
 
 @pytest.fixture
 def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_ai_ci": True}}}
+    # No automatic local model: "no endpoint" must stay an error here.
+    return {"ServerApp": {"jpserver_extensions": {"jupyter_ai_ci": True}},
+            "AICISettings": {"local_fallback": False}}

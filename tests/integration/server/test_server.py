@@ -113,12 +113,8 @@ async def test_a_rejected_key_is_a_sentence_and_the_socket_keeps_working(
 
 async def test_no_endpoint_is_a_sentence(jp_fetch: Any, jp_ws_fetch: Any,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from jupyter_ai_ci import local
-
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    # Without the [local] extra there is no model to fall back on.
-    monkeypatch.setattr(local, "llama_server_installed", lambda: False)
     session = await open_notebook(jp_fetch)
     ws = await jp_ws_fetch("jupyter-ai-ci", "run")
     ws.write_message(json.dumps({"type": "ask", "request": "hi", "path": session["path"],
