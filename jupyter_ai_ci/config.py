@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from traitlets import Bool, CFloat, CInt, Unicode, default
+from traitlets import Bool, CFloat, CInt, List, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -72,7 +72,19 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     max_context_tokens = CInt(
-        3000, min=200, help="Token budget for the notebook context sent with each request."
+        3000,
+        min=200,
+        help="Token budget for the notebook context sent with each request: variables, recent "
+        "cells, earlier requests and the environment, in that priority. Counted with tiktoken "
+        "when it is installed and its encoding is on disk, else estimated at 3.5 characters a "
+        "token. The request and a retry's traceback are sent whole, outside this budget.",
+    ).tag(config=True)
+
+    context_exclude = List(
+        Unicode(),
+        help="Variable names never described to the model; shell-style patterns work "
+        "(e.g. ['raw_*', 'customers']). Names that look like secrets (key, token, secret, "
+        "password) are always masked.",
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)

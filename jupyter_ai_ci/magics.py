@@ -11,16 +11,17 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .config import AICISettings
-from .context import CellRecord, build_context, describe, user_variables
+from .context import Context
 from .drivers import Timings, drive
 from .errors import Interrupted, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
+from .kernel_state import gather_context, tracker_for
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
 from .sinks import CellSink, NextInputSink, provenance
+from .tokens import count_tokens
 
-RECENT_CELLS = 20
 CONVERSATION_TURNS = 3
 
 
@@ -67,6 +68,8 @@ class AskMagics(Magics, AICISettings):
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
         self._clients: dict[Endpoint, OpenAIClient] = {}
+        if shell is not None:
+            tracker_for(shell)  # from now on, assignment order and errors are recorded
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         # One client per endpoint: the SDK's connection pool is reused across requests.
@@ -74,21 +77,23 @@ class AskMagics(Magics, AICISettings):
             self._clients[endpoint] = OpenAIClient(endpoint)
         return self._clients[endpoint]
 
-    def _context(self, request: str) -> str:
-        shell: Any = self.shell
-        variables = user_variables(shell.user_ns, shell.user_ns_hidden)
-        inputs = list(shell.user_ns.get("In", []))[1:]
-        outputs = shell.user_ns.get("Out", {})
-        # The running %%ask cell is already in history; leave it out.
-        if inputs and inputs[-1].lstrip().startswith(("%%ask", "get_ipython().run_cell_magic('ask'")):
-            inputs.pop()
-        cells = []
-        for number, source in list(enumerate(inputs, start=1))[-RECENT_CELLS:]:
-            if not source.strip() or "run_cell_magic('ask'" in source:
-                continue
-            out = describe("Out", outputs[number]) if number in outputs else ""
-            cells.append(CellRecord(source, out))
-        return build_context(request, variables, cells, self.max_context_tokens)
+    def _context(self, request: str, fresh: bool = False) -> Context:
+        # Logic lives in kernel_state/context (shared with the sidebar); here only settings.
+        return gather_context(self.shell, request, [] if fresh else self.conversation,
+                              self.max_context_tokens, tuple(self.context_exclude))
+
+    def _show_context(self, request: str, settings: LoopSettings, fresh: bool) -> None:
+        context = self._context(request, fresh)
+        # The loop's first action carries exactly the messages the model would get.
+        loop = agent_loop(request, context.text, settings, context.history)
+        action = next(loop)
+        loop.close()
+        assert isinstance(action, CallModel)
+        total = sum(count_tokens(m.content) for m in action.messages)
+        print(f"· context: {context.tokens} of {context.budget} tokens; whole request: {total} tokens "
+              f"({context.counter}); not sent")
+        for message in action.messages:
+            print(f"── {message.role} ──\n{message.content}")
 
     @magic_arguments()
     @argument("--retries", type=int, default=None, metavar="N",
@@ -100,6 +105,8 @@ class AskMagics(Magics, AICISettings):
                    "the next step or ends with prose (default 1)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
+    @argument("--show-context", action="store_true",
+              help="print exactly what would be sent, with its token count, and send nothing")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> None:
@@ -107,13 +114,15 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--show-context]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
 
         The model is told about your variables (names, types, shapes, DataFrame
-        columns) and recent cells. Every ```python block of its reply runs, in
+        columns), recent cells and earlier requests, within
+        AskMagics.max_context_tokens; --show-context prints exactly what would be
+        sent, with its token count, without sending it. Every ```python block of its reply runs, in
         order. When an attempt raises, the traceback goes back to the model and
         it tries again, at most --retries more times (default 2). The code that
         worked is put in a new cell below. After the last failed attempt the
@@ -134,10 +143,6 @@ class AskMagics(Magics, AICISettings):
             value = getattr(args, flag)
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
-        endpoint = Endpoint.from_settings(self, model=args.model)
-        endpoint.check()
-        if args.new:
-            self.conversation.clear()
         settings = LoopSettings(
             retries=self.retries if args.retries is None else args.retries,
             steps=self.steps if args.steps is None else args.steps,
@@ -145,11 +150,18 @@ class AskMagics(Magics, AICISettings):
             max_output_chars=self.max_output_chars,
             max_traceback_chars=self.max_output_chars * 2,
         )
+        if args.show_context:  # a preview: it changes nothing, --new included
+            self._show_context(request, settings, fresh=args.new)
+            return
+        if args.new:
+            self.conversation.clear()
+        endpoint = Endpoint.from_settings(self, model=args.model)
+        endpoint.check()
         self.last_timings = Timings()
         started = time.perf_counter()
         context = self._context(request)
         self.last_timings.total += time.perf_counter() - started  # context building is ours too
-        loop = agent_loop(request, context, settings, tuple(self.conversation))
+        loop = agent_loop(request, context.text, settings, context.history)
         executor = ShellExecutor(self.shell, self.max_output_chars)
         try:
             outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model),

@@ -1,0 +1,150 @@
+"""Reading the live kernel for the context: variables in assignment order,
+recent cells with outputs and errors, the notebook file when known.
+
+IPython keeps neither the order in which names were bound (the namespace
+dict keeps creation order only) nor the errors cells raised, so a
+``post_run_cell`` hook records both.  It costs a pass over the namespace's
+keys per cell (microseconds for hundreds of names) and never touches values.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from .context import CellRecord, Context, fit_context, user_variables
+from .describe import describe
+from .environment import environment_lines
+from .events import Message
+from .notebook_file import notebook_cells, session_notebook
+from .privacy import secret_values
+
+_ASK_PREFIXES = ("%%ask", "%ask", "get_ipython().run_cell_magic('ask'", "get_ipython().run_line_magic('ask'")
+
+
+def _bound_names(source: str) -> set[str]:
+    """Names a cell binds or mutates (``x = …``, ``df["a"] = …``, ``def f``)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+class KernelTracker:
+    """Assignment order of names, and the error each cell raised."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.tick = 0
+        self.recency: dict[str, int] = {}
+        self.errors: dict[int, str] = {}
+        self._ids = {name: id(value) for name, value in list(shell.user_ns.items())}
+
+    def post_run_cell(self, result: Any) -> None:
+        self.tick += 1
+        ns = self.shell.user_ns
+        ids = {}
+        for name, value in list(ns.items()):
+            ids[name] = id(value)
+            if self._ids.get(name) != ids[name]:
+                self.recency[name] = self.tick
+        self._ids = ids
+        info = getattr(result, "info", None)
+        raw = getattr(info, "raw_cell", None)
+        if isinstance(raw, str) and len(raw) < 100_000:
+            try:
+                source = self.shell.transform_cell(raw)
+            except Exception:
+                source = raw
+            for name in _bound_names(source) & ids.keys():
+                self.recency[name] = self.tick
+        for name in [n for n in self.recency if n not in ids]:
+            del self.recency[name]
+        error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+        count = getattr(result, "execution_count", None)
+        if error is not None and isinstance(count, int):
+            try:
+                self.errors[count] = f"{type(error).__name__}: {error}"[:300]
+            except Exception:
+                self.errors[count] = type(error).__name__
+
+
+_trackers: weakref.WeakKeyDictionary[Any, KernelTracker] = weakref.WeakKeyDictionary()
+
+
+def tracker_for(shell: Any) -> KernelTracker:
+    """The shell's tracker, created and hooked up on first use."""
+    tracker = _trackers.get(shell)
+    if tracker is None:
+        tracker = _trackers[shell] = KernelTracker(shell)
+        shell.events.register("post_run_cell", tracker.post_run_cell)
+    return tracker
+
+
+def forget(shell: Any) -> None:
+    tracker = _trackers.pop(shell, None)
+    if tracker is not None:
+        try:
+            shell.events.unregister("post_run_cell", tracker.post_run_cell)
+        except ValueError:
+            pass
+
+
+def _is_ask(source: str) -> bool:
+    # %%ask cells are the conversation, which has its own piece of the context.
+    return source.lstrip().startswith(_ASK_PREFIXES)
+
+
+def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int = 200) -> list[CellRecord]:
+    """Recent cells from the kernel's history: source as typed, ``Out``, the error raised."""
+    manager = getattr(shell, "history_manager", None)
+    raw = list(getattr(manager, "input_hist_raw", None) or shell.user_ns.get("In", []))
+    outputs = shell.user_ns.get("Out", {})
+    errors = tracker.errors if tracker is not None else {}
+    cells = []
+    start = max(1, len(raw) - limit)
+    for number in range(start, len(raw)):
+        source = raw[number]
+        if not source.strip() or _is_ask(source):
+            continue
+        parts = [describe("Out", outputs[number])] if number in outputs else []
+        if number in errors:
+            parts.append(f"raised {errors[number]}")
+        cells.append(CellRecord(source, "\n".join(parts), label=f"In [{number}]"))
+    return cells
+
+
+def merged_cells(file_cells: Sequence[CellRecord], kernel_cells: Sequence[CellRecord]) -> list[CellRecord]:
+    """The saved notebook, then cells run since the last save (not yet in the file)."""
+    saved = {c.source.strip() for c in file_cells}
+    return [*file_cells, *(c for c in kernel_cells if c.source.strip() not in saved)]
+
+
+def gather_context(shell: Any, request: str, conversation: Sequence[Message], budget: int,
+                   exclude: Sequence[str] = ()) -> Context:
+    """Everything the model is told about this kernel, fitted to ``budget`` tokens."""
+    tracker = tracker_for(shell)
+    ns = shell.user_ns
+    variables = user_variables(ns, getattr(shell, "user_ns_hidden", {}), exclude, tracker.recency)
+    cells = history_cells(shell, tracker)
+    path = session_notebook()
+    from_file = notebook_cells(path) if path is not None else None
+    if from_file is not None:
+        cells = merged_cells([c for c in from_file if not _is_ask(c.source)], cells)
+    return fit_context(request, variables, cells, budget, conversation=conversation,
+                       environment=environment_lines(), secrets=secret_values(ns))

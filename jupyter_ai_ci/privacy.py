@@ -1,0 +1,71 @@
+"""Keeping secrets out of what is sent to the model.
+
+Three layers, because each catches what the others miss:
+1. names that look like secrets (``api_key``, ``GITHUB_TOKEN``) never have
+   their value described;
+2. strings shaped like well-known API keys are masked wherever they appear
+   (cell sources, outputs, samples of data);
+3. the actual values held by secret-named variables and environment
+   variables are masked wherever they appear, whatever their shape: a key
+   read with ``getpass`` and printed by accident is still caught.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MASK = "***"
+SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|credential|auth(?!or)", re.IGNORECASE)
+SECRET_VALUE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-…)
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # JWT
+    r")"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+)
+# In source code: a string literal assigned to (or passed as) a secret-named
+# target, e.g. ``API_KEY = "abc"``, ``os.environ["HF_TOKEN"] = 'x'``,
+# ``connect(password="x")``.  The literal goes, the code's shape stays.
+_SECRET_ASSIGNMENT = re.compile(
+    r"""(?P<lhs>\b\w*(?:key|token|secret|passw\w*|pwd|credential)\w*['"]?\]?\s*(?:=|:)\s*[rbuf]*)"""
+    r"""(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""",
+    re.IGNORECASE,
+)
+# Values shorter than this are not masked by value (``pwd = "a"`` would mask every "a").
+MIN_SECRET_LEN = 6
+
+
+def is_secret_name(name: str) -> bool:
+    return SECRET_NAME.search(name) is not None
+
+
+def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
+    """Mask key-shaped strings, secret assignments in code, and ``known`` values."""
+    for value in known:
+        if value in text:
+            text = text.replace(value, MASK)
+    text = SECRET_VALUE.sub(MASK, text)
+    return _SECRET_ASSIGNMENT.sub(lambda m: f"{m['lhs']}{m['q']}{MASK}{m['q']}", text)
+
+
+def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The string values of secret-named variables and environment variables.
+
+    Longest first, so that a secret containing another is masked whole.
+    """
+    environ = os.environ if environ is None else environ
+    found: set[str] = set()
+    for source in (ns, environ):
+        for name, value in list(source.items()):
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            if isinstance(value, str) and len(value) >= MIN_SECRET_LEN and is_secret_name(name):
+                found.add(value)
+    return tuple(sorted(found, key=lambda v: (-len(v), v)))
