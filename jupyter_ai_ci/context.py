@@ -122,15 +122,21 @@ def _cell_forms(cell: CellRecord) -> tuple[str, str]:
     return full, short
 
 
+@dataclass
+class _Taken:
+    item: Any
+    text: str
+    form: int  # 0: full, 1: short
+    cost: int
+
+
 class _Section:
     """One piece of the context: items rendered lazily, taken in order."""
 
     def __init__(self, key: str, title: str, items: Sequence[Any],
-                 render: Callable[[Any], tuple[str, str | None]], more: str = "") -> None:
-        self.key, self.title, self.items, self.render, self.more = key, title, items, render, more
-        self.taken: list[str] = []
-        self.taken_items: list[Any] = []
-        self.forms: list[int] = []  # 0: full, 1: short, per taken item
+                 render: Callable[[Any], tuple[str, str | None]]) -> None:
+        self.key, self.title, self.items, self.render = key, title, items, render
+        self.taken: list[_Taken] = []
         self.cost = 0
         self.next = 0
 
@@ -139,20 +145,31 @@ class _Budget:
     def __init__(self, total: int, known: Sequence[str]) -> None:
         self.total, self.used, self.known = total, 0, known
 
-    def fill(self, section: _Section, limit: float) -> None:
+    def _cost(self, text: str) -> int:
+        return count_tokens(text) + 1  # the newline joining it
+
+    def _forms(self, section: _Section, item: Any) -> list[str]:
+        return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
+
+    def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:
+        """Take items in order while they fit the budget and ``limit``: each in
+        full if it fits, else its one-line form.  With ``upgrade``, first turn
+        one-line forms taken earlier into full ones where the budget allows."""
+        for index, taken in enumerate(section.taken if upgrade else ()):
+            if taken.form:
+                full = self._forms(section, taken.item)[0]
+                extra = self._cost(full) - taken.cost
+                if self.used + extra <= self.total:
+                    section.taken[index] = _Taken(taken.item, full, 0, taken.cost + extra)
+                    section.cost += extra
+                    self.used += extra
         while section.next < len(section.items):
             item = section.items[section.next]
-            full, short = section.render(item)
-            header = 0 if section.taken or not section.title else count_tokens(section.title) + 1
-            for form, text in enumerate((full, short)):
-                if text is None:
-                    continue
-                text = mask_secrets(text, self.known)
-                cost = count_tokens(text) + 1 + header
+            header = 0 if section.taken or not section.title else self._cost(section.title)
+            for form, text in enumerate(self._forms(section, item)):
+                cost = self._cost(text) + header
                 if self.used + cost <= self.total and section.cost + cost <= limit:
-                    section.taken.append(text)
-                    section.taken_items.append(item)
-                    section.forms.append(form)
+                    section.taken.append(_Taken(item, text, form, cost - header))
                     section.cost += cost
                     self.used += cost
                     section.next += 1
@@ -180,7 +197,7 @@ def fit_context(
 
     def turn_forms(turn: tuple[Message, ...]) -> tuple[str, str]:
         full = "\n\n".join(head_tail(m.content, TURN_CHARS) for m in turn)
-        return full, "\n\n".join(head_tail(m.content, TURN_CHARS // 5) for m in turn)
+        return full, "\n\n".join(head_tail(m.content, TURN_CHARS // 8) for m in turn)
 
     sections = [
         _Section("named", "### Variables the request names", named,
@@ -191,18 +208,22 @@ def fit_context(
         _Section("conversation", "", turns, turn_forms),
         _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
     ]
-    budget = _Budget(budget_tokens, secrets)
+    # A little is kept back for the "… N more not shown" notes, so the model
+    # always knows when something was left out.
+    reserve = min(30, budget_tokens // 20)
+    budget = _Budget(budget_tokens - reserve, secrets)
     for section in sections:
         budget.fill(section, SHARES[section.key] * budget_tokens)
     for section in sections:
-        budget.fill(section, float("inf"))
+        budget.fill(section, float("inf"), upgrade=True)
+    budget.total = budget_tokens
 
     lines: list[str] = []
     for section in sections:
         if section.key == "conversation" or not section.taken:
             continue
         left = len(section.items) - section.next + (len(cells) - len(recent) if section.key == "cells" else 0)
-        lines += [section.title, *section.taken]
+        lines += [section.title, *(taken.text for taken in section.taken)]
         if left:
             note = f"(… {left} more not shown)"
             if budget.used + count_tokens(note) + 1 <= budget_tokens:
@@ -211,9 +232,9 @@ def fit_context(
     text = ("## Notebook context (live kernel state)\n" + "\n".join(lines)) if lines else ""
     kept = sections[3]
     history: list[Message] = []
-    for turn, form in reversed(list(zip(kept.taken_items, kept.forms, strict=True))):
-        limit = TURN_CHARS if form == 0 else TURN_CHARS // 5
-        history += [Message(m.role, mask_secrets(head_tail(m.content, limit), secrets)) for m in turn]
+    for taken in reversed(kept.taken):
+        limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
+        history += [Message(m.role, mask_secrets(head_tail(m.content, limit), secrets)) for m in taken.item]
     return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 
