@@ -82,9 +82,9 @@ class AICISettings(Configurable):
 
     context_exclude = List(
         Unicode(),
-        help="Variable names never described to the model; shell-style patterns work "
-        "(e.g. ['raw_*', 'customers']). Names that look like secrets (key, token, secret, "
-        "password) are always masked.",
+        help="Variable names kept from the model: not described, and cells that mention them "
+        "left out. Shell-style patterns work (e.g. ['raw_*', 'customers']). Names that look "
+        "like secrets (key, token, secret, password) are always masked.",
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)

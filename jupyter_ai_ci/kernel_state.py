@@ -10,6 +10,8 @@ keys per cell (microseconds for hundreds of names) and never touches values.
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +23,7 @@ from .events import Message
 from .notebook_file import notebook_cells, session_notebook
 from .privacy import secret_values
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASK_PREFIXES = ("%%ask", "%ask", "get_ipython().run_cell_magic('ask'", "get_ipython().run_line_magic('ask'")
 
 
@@ -52,7 +55,9 @@ class KernelTracker:
         self.shell = shell
         self.tick = 0
         self.recency: dict[str, int] = {}
-        self.errors: dict[int, str] = {}
+        # execution count -> (the cell's source, its error); the source guards
+        # against counts restarting after %reset or a new history session.
+        self.errors: dict[int, tuple[str, str]] = {}
         self._ids = {name: id(value) for name, value in list(shell.user_ns.items())}
 
     def post_run_cell(self, result: Any) -> None:
@@ -77,11 +82,12 @@ class KernelTracker:
             del self.recency[name]
         error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         count = getattr(result, "execution_count", None)
-        if error is not None and isinstance(count, int):
+        if error is not None and isinstance(count, int) and isinstance(raw, str):
             try:
-                self.errors[count] = f"{type(error).__name__}: {error}"[:300]
-            except Exception:
-                self.errors[count] = type(error).__name__
+                message = f"{type(error).__name__}: {error}"[:300]
+            except Exception:  # an exception whose __str__ raises
+                message = type(error).__name__
+            self.errors[count] = (raw, message)
 
 
 _trackers: weakref.WeakKeyDictionary[Any, KernelTracker] = weakref.WeakKeyDictionary()
@@ -123,8 +129,8 @@ def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int =
         if not source.strip() or _is_ask(source):
             continue
         parts = [describe("Out", outputs[number])] if number in outputs else []
-        if number in errors:
-            parts.append(f"raised {errors[number]}")
+        if number in errors and errors[number][0].rstrip() == source.rstrip():
+            parts.append(f"raised {errors[number][1]}")
         cells.append(CellRecord(source, "\n".join(parts), label=f"In [{number}]"))
     return cells
 
@@ -133,6 +139,19 @@ def merged_cells(file_cells: Sequence[CellRecord], kernel_cells: Sequence[CellRe
     """The saved notebook, then cells run since the last save (not yet in the file)."""
     saved = {c.source.strip() for c in file_cells}
     return [*file_cells, *(c for c in kernel_cells if c.source.strip() not in saved)]
+
+
+def without_excluded(cells: Sequence[CellRecord], exclude: Sequence[str]) -> list[CellRecord]:
+    """Cells that mention no excluded name: excluding ``customers`` must also
+    keep out the cell that loaded it and the rows it printed."""
+    if not exclude:
+        return list(cells)
+    kept = []
+    for cell in cells:
+        names = set(_IDENTIFIER.findall(cell.source))
+        if not any(fnmatch.filter(names, pattern) for pattern in exclude):
+            kept.append(cell)
+    return kept
 
 
 def gather_context(shell: Any, request: str, conversation: Sequence[Message], budget: int,
@@ -146,5 +165,5 @@ def gather_context(shell: Any, request: str, conversation: Sequence[Message], bu
     from_file = notebook_cells(path) if path is not None else None
     if from_file is not None:
         cells = merged_cells([c for c in from_file if not _is_ask(c.source)], cells)
-    return fit_context(request, variables, cells, budget, conversation=conversation,
+    return fit_context(request, variables, without_excluded(cells, exclude), budget, conversation=conversation,
                        environment=environment_lines(), secrets=secret_values(ns))

@@ -11,7 +11,7 @@ from typing import Any
 
 from jupyter_ai_ci.context import CellRecord
 from jupyter_ai_ci.environment import data_files, library_versions
-from jupyter_ai_ci.kernel_state import _bound_names, merged_cells
+from jupyter_ai_ci.kernel_state import _bound_names, merged_cells, without_excluded
 from jupyter_ai_ci.notebook_file import notebook_cells, session_notebook
 
 
@@ -68,6 +68,12 @@ def test_cells_run_since_the_last_save_are_added_as_most_recent() -> None:
     saved = [CellRecord("a = 1"), CellRecord("b = 2")]
     kernel = [CellRecord("a = 1", label="In [1]"), CellRecord("c = 3", label="In [5]")]
     assert merged_cells(saved, kernel) == [*saved, CellRecord("c = 3", label="In [5]")]
+
+
+def test_cells_mentioning_excluded_names_are_left_out() -> None:
+    cells = [CellRecord("customers = load()"), CellRecord("raw_2024.head()"), CellRecord("total = 1")]
+    assert without_excluded(cells, ["customers", "raw_*"]) == [CellRecord("total = 1")]
+    assert without_excluded(cells, []) == cells
 
 
 def test_bound_names_include_mutation_and_definitions() -> None:
