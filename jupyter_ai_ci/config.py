@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from traitlets import Bool, CFloat, CInt, List, Unicode, default
+from traitlets import Bool, CFloat, CInt, Dict, List, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -88,3 +88,20 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
+
+    replay = Bool(
+        True,
+        help="Re-running an unchanged %%ask (same request, options, model, and named variables' "
+        "schema) reuses the code that worked instead of calling the model. --regenerate skips it.",
+    ).tag(config=True)
+
+    replay_file = Unicode(
+        ".jupyter-ai-ci-replay.json",
+        help="Where replay records live, relative to the kernel's working directory (the "
+        "notebook's folder). Delete it, or run %ask_replay --clear, to forget them.",
+    ).tag(config=True)
+
+    prices = Dict(
+        value_trait=List(CFloat(), minlen=2, maxlen=2),
+        help="USD per million tokens, {model: [input, output]}, for the cost column of %ask_usage.",
+    ).tag(config=True)

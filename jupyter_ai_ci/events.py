@@ -105,7 +105,7 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
-    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages"]
+    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text"]
     text: str
     attempt: int = 0
     step: int = 0

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+import types
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .config import AICISettings
-from .context import Context
+from .context import Context, describe
 from .drivers import Timings, drive
 from .errors import Interrupted, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
@@ -19,8 +21,10 @@ from .executors.shell import ShellExecutor
 from .kernel_state import gather_context, tracker_for
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
 from .tokens import count_tokens
+from .usage import UsageLog, render
 
 CONVERSATION_TURNS = 3
 
@@ -47,7 +51,10 @@ class PrintReporter:
         self._say("\n")
 
     def notice(self, notice: Notice) -> None:
-        mark = {"retrying": "✗", "attempt": "▶"}.get(notice.kind, "·")
+        if notice.kind == "replayed-text":
+            self._say(notice.text.rstrip("\n") + "\n")
+            return
+        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
 
     def executing(self, action: Execute) -> None:
@@ -67,6 +74,7 @@ class AskMagics(Magics, AICISettings):
         self.conversation: list[Message] = []
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
+        self.usage = UsageLog()
         self._clients: dict[Endpoint, OpenAIClient] = {}
         if shell is not None:
             tracker_for(shell)  # from now on, assignment order and errors are recorded
@@ -105,6 +113,8 @@ class AskMagics(Magics, AICISettings):
                    "the next step or ends with prose (default 1)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
+    @argument("--regenerate", action="store_true",
+              help="call the model even if this request was answered before (skip replay)")
     @argument("--show-context", action="store_true",
               help="print exactly what would be sent, with its token count, and send nothing")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
@@ -114,19 +124,24 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--show-context]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new]
+                  [--regenerate] [--show-context]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
 
         The model is told about your variables (names, types, shapes, DataFrame
         columns), recent cells and earlier requests, within
-        AskMagics.max_context_tokens; --show-context prints exactly what would be
-        sent, with its token count, without sending it. Every ```python block of its reply runs, in
-        order. When an attempt raises, the traceback goes back to the model and
+        AskMagics.max_context_tokens; --show-context prints exactly what would
+        be sent, with its token count, and sends nothing. Every ```python block
+        of its reply runs, in order. When an attempt raises, the traceback goes back to the model and
         it tries again, at most --retries more times (default 2). The code that
         worked is put in a new cell below. After the last failed attempt the
         cell ends in an error naming the last exception, so Run All stops.
+
+        Re-running an unchanged request replays the code that worked, without
+        calling the model (--regenerate to ask again). %ask_usage shows tokens
+        and requests; %ask_replay lists or clears replay records.
 
         Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
         server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
@@ -162,6 +177,16 @@ class AskMagics(Magics, AICISettings):
         context = self._context(request)
         self.last_timings.total += time.perf_counter() - started  # context building is ours too
         loop = agent_loop(request, context.text, settings, context.history)
+        key = replay_key(
+            request,
+            {"steps": settings.steps, "run": settings.run},
+            endpoint.model,
+            self._named_variables(request),
+            earlier_requests(request, self.conversation),
+        )
+        record = self._store().get(key) if self.replay and not args.regenerate else None
+        if record is not None:
+            loop = replaying(loop, record)
         executor = ShellExecutor(self.shell, self.max_output_chars)
         try:
             outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model),
@@ -169,8 +194,42 @@ class AskMagics(Magics, AICISettings):
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted") from None
         self.last_outcome = outcome
+        self.usage.add(request, endpoint.model, outcome, replayed=record is not None)
+        if self.replay and outcome.status != "failed" and outcome.requests:
+            self._store().put(record_from_outcome(key, request, outcome, endpoint.model, endpoint.host))
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
+
+    def _store(self) -> ReplayStore:
+        return ReplayStore(self.replay_file)
+
+    def _named_variables(self, request: str) -> list[str]:
+        """Descriptions of the variables the request names: the context replay depends on."""
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", request))
+        ns = self.shell.user_ns if self.shell is not None else {}
+        return [describe(name, ns[name], full=True) for name in sorted(words) if name in ns
+                and not name.startswith("_") and not isinstance(ns[name], types.ModuleType)]
+
+    @line_magic
+    def ask_usage(self, line: str) -> None:
+        """Tokens and requests per %%ask and for this session (cost when prices are set)."""
+        print(render(self.usage, self.prices))
+
+    @magic_arguments()
+    @argument("--clear", action="store_true", help="forget every replay record in the replay file")
+    @line_magic
+    def ask_replay(self, line: str) -> None:
+        """List the replay records of this folder's replay file, or --clear them."""
+        args = parse_argstring(self.ask_replay, line)
+        store = self._store()
+        if args.clear:
+            print(f"cleared {store.clear()} replay record(s) from {store.path}")
+            return
+        records = store.all()
+        if not records:
+            print(f"no replay records in {store.path}")
+        for r in records:
+            print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
 
     def _remember(self, request: str, outcome: Outcome) -> None:
         if outcome.status == "failed":
@@ -184,7 +243,8 @@ class AskMagics(Magics, AICISettings):
         return NextInputSink(self.shell)
 
     def _finish(self, request: str, outcome: Outcome, endpoint: Endpoint) -> None:
-        tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+        tokens = (f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+                  if outcome.requests else "no model request")
         n = len(outcome.attempts)
         if outcome.status == "failed":
             error = outcome.last_error
@@ -195,9 +255,13 @@ class AskMagics(Magics, AICISettings):
         if outcome.status == "answered":
             print(f"· answered without code ({tokens})")
             return
-        where = self._sink().insert(
-            outcome.cells, provenance(request, outcome, endpoint.model, endpoint.host)
-        )
+        if outcome.requests == 0:
+            # A replay: the cells from the first run are already in the notebook.
+            where = "replayed code; its cells are the ones generated before"
+        else:
+            where = self._sink().insert(
+                outcome.cells, provenance(request, outcome, endpoint.model, endpoint.host)
+            )
         if outcome.status == "not-run":
             print(f"· not run (--no-run): {where} ({tokens})")
             return

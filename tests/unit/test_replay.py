@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from jupyter_ai_ci.drivers import drive
+from jupyter_ai_ci.events import ExecutionResult, Message
+from jupyter_ai_ci.llm import ScriptedClient
+from jupyter_ai_ci.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.replay import (
+    ReplayStore,
+    earlier_requests,
+    record_from_outcome,
+    replay_key,
+    replaying,
+)
+
+from .test_loop import FakeExecutor, block, fails_on
+
+
+def first_run(replies: list[str], settings: LoopSettings = LoopSettings(), marker: str = "BAD"):  # noqa: B008
+    outcome = drive(agent_loop("req", "", settings), ScriptedClient(replies), FakeExecutor(fails_on(marker)))
+    return record_from_outcome("k", "req", outcome, "gpt-x", "api.example.org"), outcome
+
+
+def test_replay_serves_recorded_code_without_the_model() -> None:
+    record, first = first_run([block("a = BAD"), block("a = 1")])
+    assert record.replies == ("```python\na = 1\n```",) and record.attempts == 2 and record.requests == 2
+    model = ScriptedClient([])
+    executor = FakeExecutor(fails_on("BAD"))
+    again = drive(replaying(agent_loop("req", "", LoopSettings()), record), model, executor)
+    assert again.status == "success" and again.requests == 0 and model.requests == []
+    assert executor.ran == ["a = 1"]
+    assert [c.code for c in again.cells] == [c.code for c in first.cells]
+
+
+def test_replayed_code_that_fails_enters_the_retry_loop() -> None:
+    record, _ = first_run([block("a = 1  # now BAD")], marker="no failure the first time")
+    model = ScriptedClient([block("a = 2")])
+    again = drive(replaying(agent_loop("req", "", LoopSettings()), record), model, FakeExecutor(fails_on("BAD")))
+    assert again.status == "success" and again.requests == 1
+    assert "a = 1  # now BAD" in model.requests[0][-1].content  # the fix request carries the replayed code
+    assert [c.code for c in again.cells] == ["a = 2"]
+
+
+def test_multi_step_replay_includes_the_closing_prose() -> None:
+    record, _ = first_run([block("s1"), block("s2"), "Done."], LoopSettings(steps=3))
+    assert record.replies == ("```python\ns1\n```", "```python\ns2\n```", "Done.")
+    model = ScriptedClient([])
+    again = drive(replaying(agent_loop("req", "", LoopSettings(steps=3)), record), model,
+                  FakeExecutor(lambda c: ExecutionResult()))
+    assert again.answer == "Done." and model.requests == []
+
+
+def test_key_depends_on_what_decides_the_code() -> None:
+    base = replay_key("plot df", {"steps": 1}, "m", ["df: DataFrame [a:int64]"], [])
+    assert base == replay_key("plot df ", {"steps": 1}, "m", ["df: DataFrame [a:int64]"], [])
+    assert base != replay_key("plot df by month", {"steps": 1}, "m", ["df: DataFrame [a:int64]"], [])
+    assert base != replay_key("plot df", {"steps": 2}, "m", ["df: DataFrame [a:int64]"], [])
+    assert base != replay_key("plot df", {"steps": 1}, "other", ["df: DataFrame [a:int64]"], [])
+    assert base != replay_key("plot df", {"steps": 1}, "m", ["df: DataFrame [a:float64]"], [])
+
+
+def test_a_rerun_in_the_same_kernel_sees_the_conversation_it_was_first_asked_in() -> None:
+    convo = [Message("user", "load"), Message("assistant", "x"), Message("user", "plot"), Message("assistant", "y")]
+    assert earlier_requests("plot", convo) == ["load"]
+    assert earlier_requests("new one", convo) == ["load", "plot"]
+
+
+def test_store_roundtrip_clear_and_corrupt_file(tmp_path: Path) -> None:
+    store = ReplayStore(tmp_path / "r.json")
+    record, _ = first_run([block("a = 1")])
+    store.put(record)
+    assert store.get("k") == record
+    assert store.all() == [record]
+    (tmp_path / "r.json").write_text("{not json")
+    assert store.get("k") is None  # a damaged file costs a regeneration, never an error
+    store.put(record)
+    assert store.clear() == 1 and store.get("k") is None
