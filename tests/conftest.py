@@ -30,7 +30,7 @@ def model_server(_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def ip(model_server: ScriptedOpenAIServer) -> Iterator[Any]:
+def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     """A real IPython shell with the extension loaded and a clean namespace."""
     from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
@@ -40,6 +40,9 @@ def ip(model_server: ScriptedOpenAIServer) -> Iterator[Any]:
     assert shell is not None
     shell.reset(new_session=True)
     shell.run_line_magic("load_ext", "jupyter_ai_ci")
+    # Replay records go to a per-test file, never the repository: a record left
+    # by one run would make the next run replay instead of asking the model.
+    shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
     # Each test gets a fresh AskMagics (settings and conversation).
     from jupyter_ai_ci.magics import AskMagics
 

@@ -4,6 +4,7 @@ collecting everything the kernel sent back."""
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,12 +39,14 @@ class CellRun:
         return [p["text"] for p in self.reply["content"].get("payload", []) if p.get("source") == "set_next_input"]
 
 
-def start_kernel(env: dict[str, str]) -> tuple[KernelManager, BlockingKernelClient]:
+def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelManager, BlockingKernelClient]:
+    # A fresh working directory: files the kernel writes (replay records) stay out of the repository.
+    cwd = cwd or tempfile.mkdtemp(prefix="aici-kernel-")
     full = dict(os.environ)
     full.update(env)
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60)
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60, cwd=cwd)
     return km, kc
 
 

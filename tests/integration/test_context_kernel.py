@@ -146,7 +146,7 @@ def test_budget_holds_on_a_thousand_cell_notebook(kernel: Any, model_server: Scr
     for budget in (3000, 800):
         model_server.script("ok")
         ok(kernel, f"%config AskMagics.max_context_tokens = {budget}")
-        ok(kernel, "%ask what next?")
+        ok(kernel, "%ask --regenerate what next?")  # the same request again: no replay
         context = user_text(model_server).partition("## Request")[0].rstrip()
         assert count_tokens(context) <= budget
         assert "part_999 = load_part(999)" in context and "rows 999" in context  # newest cell, from the file
