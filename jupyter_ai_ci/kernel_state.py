@@ -58,13 +58,15 @@ class KernelTracker:
         # execution count -> (the cell's source, its error); the source guards
         # against counts restarting after %reset or a new history session.
         self.errors: dict[int, tuple[str, str]] = {}
-        self._ids = {name: id(value) for name, value in list(shell.user_ns.items())}
+        self._ids = {name: id(value) for name, value in list(shell.user_ns.items()) if not name.startswith("_")}
 
     def post_run_cell(self, result: Any) -> None:
         self.tick += 1
         ns = self.shell.user_ns
         ids = {}
         for name, value in list(ns.items()):
+            if name.startswith("_"):  # IPython's _, _iN, _N grow with history; never described
+                continue
             ids[name] = id(value)
             if self._ids.get(name) != ids[name]:
                 self.recency[name] = self.tick

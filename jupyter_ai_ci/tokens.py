@@ -5,8 +5,8 @@ is already on disk.  tiktoken downloads encodings on first use, and a kernel
 may have no internet (or a slow one): we never let counting wait on the
 network, so the estimate below is the working path and tiktoken a bonus.
 
-The estimate: one token per 3.5 characters of ASCII text, and one per
-non-ASCII character's extra UTF-8 bytes on top.  Real tokenizers give about
+The estimate: one token per 3.5 characters, plus one for every two bytes
+beyond the first that non-ASCII characters take in UTF-8.  Real tokenizers give about
 4 characters per token for English and 3–3.5 for code, numbers and tables
 (what a notebook context is made of), and about one token per CJK
 character; erring high keeps a budget a budget when the real count is used
