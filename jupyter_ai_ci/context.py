@@ -87,7 +87,7 @@ def user_variables(
 
 
 def _named(request: str, variables: Sequence[tuple[str, Any]], also: str) -> list[tuple[str, Any]]:
-    """Variables the request names, then DataFrames whose columns it names,
+    """Variables the request is about, then DataFrames whose columns it names,
     then names from ``also`` (the previous answer's code: "now plot it")."""
     words = set(_WORD.findall(request))
     lower = {w.lower() for w in words}
@@ -100,8 +100,8 @@ def _named(request: str, variables: Sequence[tuple[str, Any]], also: str) -> lis
                     by_column.append((n, o))
             except Exception:
                 continue
-    later = set(_WORD.findall(also)) - words
-    chosen = direct + by_column + [(n, o) for n, o in variables if n in later and (n, o) not in by_column]
+    later = set(_WORD.findall(also)) - words - {n for n, _ in by_column}
+    chosen = direct + by_column + [(n, o) for n, o in variables if n in later]
     if not chosen:  # "plot it": the newest DataFrame is the likeliest subject
         chosen = [(n, o) for n, o in variables if _is_frame(o)][:1]
     return chosen
@@ -200,7 +200,7 @@ def fit_context(
         return full, "\n\n".join(head_tail(m.content, TURN_CHARS // 8) for m in turn)
 
     sections = [
-        _Section("named", "### Variables the request names", named,
+        _Section("named", "### Variables the request is about", named,
                  lambda v: (describe(v[0], v[1], full=True), describe(v[0], v[1]))),
         _Section("variables", "### Other variables (most recently assigned first)",
                  [v for v in variables if v[0] not in named_names], lambda v: (describe(*v), None)),

@@ -42,6 +42,9 @@ def _short(text: str, limit: int = MAX_LINE) -> str:
 
 def _scalar(obj: Any) -> str | None:
     """A small repr for values whose repr is known to be small, else None."""
+    if type(obj).__module__ == "numpy" and getattr(obj, "shape", None) == ():
+        item = obj.item()  # a numpy scalar: its Python value, never an array
+        return None if isinstance(item, (str, bytes)) and len(item) > 60 else _scalar(item)
     if obj is None or isinstance(obj, (bool, float, complex)):
         return repr(obj)
     if isinstance(obj, int):

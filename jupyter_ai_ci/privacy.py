@@ -30,20 +30,34 @@ SECRET_VALUE = re.compile(
     r")"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
 )
+# Names whose *values* are masked wherever they appear, and whose string
+# literals are masked in code.  Narrower than SECRET_NAME on purpose: a
+# ``join_key = "customer_id"`` must not mask every mention of the column.
+_DATA_KEY = r"(?:join|sort|group|primary|foreign|partition|index|merge|dict|lookup|cache|hash|row|col|column)_?keys?"
+_VALUE_NAME = re.compile(rf"^(?!{_DATA_KEY}$).*(?:{SECRET_NAME.pattern})", re.IGNORECASE)
 # In source code: a string literal assigned to (or passed as) a secret-named
 # target, e.g. ``API_KEY = "abc"``, ``os.environ["HF_TOKEN"] = 'x'``,
 # ``connect(password="x")``.  The literal goes, the code's shape stays.
 _SECRET_ASSIGNMENT = re.compile(
-    r"""(?P<lhs>\b\w*(?:key|token|secret|passw\w*|pwd|credential)\w*['"]?\]?\s*(?:=|:)\s*[rbuf]*)"""
+    r"""(?P<lhs>\b(?P<name>\w+)['"]?\]?\s*(?:=|:)\s*[rbuf]*)"""
     r"""(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""",
-    re.IGNORECASE,
 )
 # Values shorter than this are not masked by value (``pwd = "a"`` would mask every "a").
-MIN_SECRET_LEN = 6
+MIN_SECRET_LEN = 8
 
 
 def is_secret_name(name: str) -> bool:
+    """Broad, as users expect (``*key*``, ``*token*``…): such a variable's value is never described."""
     return SECRET_NAME.search(name) is not None
+
+
+def holds_secret(name: str) -> bool:
+    """Narrower: the value of such a name is masked wherever it appears."""
+    return _VALUE_NAME.search(name) is not None
+
+
+def _mask_literal(m: re.Match[str]) -> str:
+    return f"{m['lhs']}{m['q']}{MASK}{m['q']}" if holds_secret(m["name"]) else m.group(0)
 
 
 def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
@@ -52,7 +66,7 @@ def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
         if value in text:
             text = text.replace(value, MASK)
     text = SECRET_VALUE.sub(MASK, text)
-    return _SECRET_ASSIGNMENT.sub(lambda m: f"{m['lhs']}{m['q']}{MASK}{m['q']}", text)
+    return _SECRET_ASSIGNMENT.sub(_mask_literal, text)
 
 
 def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -66,6 +80,6 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
         for name, value in list(source.items()):
             if isinstance(value, bytes):
                 value = value.decode("utf-8", "replace")
-            if isinstance(value, str) and len(value) >= MIN_SECRET_LEN and is_secret_name(name):
+            if isinstance(value, str) and len(value) >= MIN_SECRET_LEN and holds_secret(name):
                 found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))

@@ -60,7 +60,7 @@ def test_the_request_names_the_variables_and_columns_the_task_needs(
     model_server.script("```python\nby_region = sales.groupby('region')['revenue'].mean()\nby_region\n```")
     ok(kernel, "%%ask\nAverage revenue per region above the threshold")
     text = user_text(model_server)
-    named = section(text, "Variables the request names")
+    named = section(text, "Variables the request is about")
     assert "sales: pandas.DataFrame 3 rows × 3 columns [region:" in named
     assert "revenue:float64" in named and "month:datetime64" in named
     assert "nulls: {'region': 1, 'revenue': 1}" in named and "20.5" in named  # a few rows
@@ -82,7 +82,7 @@ def test_huge_and_hostile_objects_are_described_safely(kernel: Any, model_server
     run = run_cell(kernel, "%%ask\nshape of huge and wide; is bad usable? look at deep")
     assert run.status == "ok", run.reply
     assert "(100000000,) (1000000, 20)" in run.stdout
-    named = section(user_text(model_server), "Variables the request names")
+    named = section(user_text(model_server), "Variables the request is about")
     assert "huge: numpy.ndarray shape=(100000000,) dtype=float64 first values: [0.0, 0.0, 0.0, 0.0, 0.0]" in named
     assert "wide: pandas.DataFrame 1000000 rows × 20 columns [c0:float64" in named
     assert "nulls: not counted (large)" in named
@@ -127,7 +127,7 @@ def test_follow_ups_carry_the_previous_exchange(kernel: Any, model_server: Scrip
     assert "monthly = sales.groupby('month')['revenue'].sum()" in second[2]["content"]
     # "it" is the previous answer's variable: described in full.
     assert "monthly: pandas.Series shape=(2,) dtype=float64 name='revenue' first values: [3.0, 4.0]" in \
-        section(second[3]["content"], "Variables the request names")
+        section(second[3]["content"], "Variables the request is about")
     model_server.script("ok")
     ok(kernel, "%%ask --new\nsomething else")
     assert [m["role"] for m in model_server.requests[-1]["messages"]] == ["system", "user"]

@@ -74,6 +74,8 @@ def test_arrays_series_and_containers() -> None:
 def test_scalars_strings_and_huge_ints() -> None:
     assert describe("n", 3) == "n: int = 3"
     assert describe("flag", True) == "flag: bool = True"
+    assert describe("mean", np.float64(2.5)) == "mean: numpy.float64 = 2.5"
+    assert describe("count", np.int64(7)) == "count: numpy.int64 = 7"
     text = describe("s", "x" * 1_000_000)
     assert text.startswith("s: str len=1000000 = 'xxx") and len(text) < 120
     assert describe("big", 10**5000) == "big: int = <int of 16610 bits>"

@@ -29,13 +29,15 @@ def test_key_shaped_strings_are_masked(text: str) -> None:
     ("os.environ['HF_TOKEN'] = 'x9'", "os.environ['HF_TOKEN'] = '***'"),
     ('connect(user="ann", password="pw")', 'connect(user="ann", password="***")'),
     ('author = "Ann"', 'author = "Ann"'),
+    ('join_key = "customer_id"', 'join_key = "customer_id"'),
 ])
 def test_secret_assignments_in_code_keep_their_shape(code: str, expected: str) -> None:
     assert mask_secrets(code) == expected
 
 
 def test_known_values_of_secret_variables_and_environment() -> None:
-    ns = {"db_password": "correct horse", "pin": "12", "name": "correct horse battery", "n": 3}
+    ns = {"db_password": "correct horse", "pin": "12", "name": "correct horse battery", "n": 3,
+          "join_key": "customer_id", "api_key": "short"}
     env = {"OPENAI_API_KEY": "plain-looking-value", "HOME": "/root"}
     known = secret_values(ns, env)
     assert known == ("plain-looking-value", "correct horse")
