@@ -58,6 +58,7 @@ class KernelTracker:
         # execution count -> (the cell's source, its error); the source guards
         # against counts restarting after %reset or a new history session.
         self.errors: dict[int, tuple[str, str]] = {}
+        self.outputs: dict[int, tuple[int, str]] = {}  # Out[n] -> (id, description)
         self._ids = {name: id(value) for name, value in list(shell.user_ns.items()) if not name.startswith("_")}
 
     def post_run_cell(self, result: Any) -> None:
@@ -118,6 +119,17 @@ def _is_ask(source: str) -> bool:
     return source.lstrip().startswith(_ASK_PREFIXES)
 
 
+def _out_text(tracker: KernelTracker | None, number: int, value: Any) -> str:
+    # Out[n] never changes once set; describing 200 of them on every request
+    # would be most of the build's time.  Keyed by identity to be safe.
+    if tracker is None:
+        return describe("Out", value)
+    cached = tracker.outputs.get(number)
+    if cached is None or cached[0] != id(value):
+        cached = tracker.outputs[number] = (id(value), describe("Out", value))
+    return cached[1]
+
+
 def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int = 200) -> list[CellRecord]:
     """Recent cells from the kernel's history: source as typed, ``Out``, the error raised."""
     manager = getattr(shell, "history_manager", None)
@@ -130,7 +142,7 @@ def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int =
         source = raw[number]
         if not source.strip() or _is_ask(source):
             continue
-        parts = [describe("Out", outputs[number])] if number in outputs else []
+        parts = [_out_text(tracker, number, outputs[number])] if number in outputs else []
         if number in errors and errors[number][0].rstrip() == source.rstrip():
             parts.append(f"raised {errors[number][1]}")
         cells.append(CellRecord(source, "\n".join(parts), label=f"In [{number}]"))

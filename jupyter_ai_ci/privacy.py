@@ -78,6 +78,8 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     found: set[str] = set()
     for source in (ns, environ):
         for name, value in list(source.items()):
+            if name.startswith(("_i", "_o", "_d")) or name[1:].isdigit():
+                continue  # IPython's history (_i12, _12, _oh, _dh): not a secret's home
             if isinstance(value, bytes):
                 value = value.decode("utf-8", "replace")
             if isinstance(value, str) and len(value) >= MIN_SECRET_LEN and holds_secret(name):

@@ -45,6 +45,14 @@ def test_dataframe_full_has_columns_dtypes_nulls_and_rows() -> None:
     assert compact.count("\n") == 0 and "[region, revenue]" in compact
 
 
+def test_dataframe_subclasses_are_frames() -> None:
+    class GeoFrame(pd.DataFrame):
+        pass
+
+    text = describe("g", GeoFrame({"a": [1]}), full=True)
+    assert text.startswith("g: tests.GeoFrame 1 rows × 1 columns [a:int64]") and "nulls: none" in text
+
+
 def test_huge_and_wide_frames_stay_small() -> None:
     big = pd.DataFrame(np.zeros((1_000_000, 20)), columns=[f"c{i}" for i in range(20)])
     text = describe("big", big, full=True)
