@@ -175,7 +175,7 @@ def gather_context(shell: Any, request: str, conversation: Sequence[Message], bu
     ns = shell.user_ns
     variables = user_variables(ns, getattr(shell, "user_ns_hidden", {}), exclude, tracker.recency)
     cells = history_cells(shell, tracker)
-    path = session_notebook()
+    path = session_notebook(ns=ns)
     from_file = notebook_cells(path) if path is not None else None
     if from_file is not None:
         cells = merged_cells([c for c in from_file if not _is_ask(c.source)], cells)

@@ -3,6 +3,7 @@
 jupyter_server tells a kernel its notebook in ``JPY_SESSION_NAME``: an
 absolute path when it knows the file's directory, else the path relative to
 the server's root (the kernel's working directory is the notebook's own).
+VS Code puts the absolute path in the namespace as ``__vsc_ipynb_file__``.
 The saved file has what the kernel's history lacks: markdown, printed
 output, errors, which figures were shown.  It lags behind unsaved edits, so
 the kernel's own history is merged in by the caller.
@@ -23,12 +24,18 @@ from .context import CellRecord
 
 MAX_NOTEBOOK_BYTES = 20_000_000  # past this, reading costs more than it tells
 SESSION_ENV = "JPY_SESSION_NAME"
+VSCODE_NAME = "__vsc_ipynb_file__"  # set by VS Code's Jupyter extension, an absolute path
 
 
-def session_notebook(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Path | None:
-    """The notebook file named by ``JPY_SESSION_NAME``, if it exists."""
+def session_notebook(environ: Mapping[str, str] | None = None, cwd: str | None = None,
+                     ns: Mapping[str, Any] | None = None) -> Path | None:
+    """The notebook file named by ``JPY_SESSION_NAME`` (Jupyter Server) or by
+    ``__vsc_ipynb_file__`` in the namespace (VS Code), if it exists."""
     environ = os.environ if environ is None else environ
     name = environ.get(SESSION_ENV, "")
+    vscode = (ns or {}).get(VSCODE_NAME)
+    if not name.endswith(".ipynb") and isinstance(vscode, str):
+        name = vscode
     if not name.endswith(".ipynb"):
         return None  # a session id, a console, or a renamed-to-nothing session
     here = Path(cwd or os.getcwd())

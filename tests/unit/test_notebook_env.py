@@ -36,6 +36,7 @@ def test_session_notebook_resolves_absolute_relative_and_root_paths(tmp_path: Pa
     assert session_notebook({"JPY_SESSION_NAME": "7f3e-session-id"}, cwd) is None
     assert session_notebook({"JPY_SESSION_NAME": "gone.ipynb"}, cwd) is None
     assert session_notebook({}, cwd) is None
+    assert session_notebook({}, "/", ns={"__vsc_ipynb_file__": str(nb)}) == nb  # VS Code
 
 
 def test_notebook_cells_have_outputs_errors_and_named_images(tmp_path: Path) -> None:
