@@ -21,6 +21,7 @@ from .executors.shell import ShellExecutor
 from .kernel_state import gather_context, tracker_for
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .privacy import MaskingClient, secret_values
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
 from .tokens import count_tokens
@@ -189,7 +190,9 @@ class AskMagics(Magics, AICISettings):
             loop = replaying(loop, record)
         executor = ShellExecutor(self.shell, self.max_output_chars)
         try:
-            outcome = drive(loop, self._client(endpoint), executor, PrintReporter(endpoint.model),
+            shell: Any = self.shell
+            model = MaskingClient(self._client(endpoint), lambda: secret_values(shell.user_ns))
+            outcome = drive(loop, model, executor, PrintReporter(endpoint.model),
                             self.last_timings)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted") from None

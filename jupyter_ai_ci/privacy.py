@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from .events import Message, ModelReply
 
 MASK = "***"
 SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|credential|auth(?!or)", re.IGNORECASE)
@@ -85,3 +87,30 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             if isinstance(value, str) and len(value) >= MIN_SECRET_LEN and holds_secret(name):
                 found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
+
+class MaskingClient:
+    """A model client that masks secrets in every message it sends.
+
+    The context is masked when built; this covers what the loop adds later:
+    the output and traceback of generated code (a model that prints
+    ``os.environ`` must not send the keys back in its fix request).
+    ``known`` is called per request, so secrets created meanwhile count.
+    """
+
+    def __init__(self, client: Any, known: Callable[[], Sequence[str]]) -> None:
+        self.client = client
+        self.known = known
+
+    def _masked(self, messages: Sequence[Message]) -> list[Message]:
+        known = self.known()
+        return [Message(m.role, mask_secrets(m.content, known)) for m in messages]
+
+    def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None) -> ModelReply:
+        reply: ModelReply = self.client.complete(self._masked(messages), on_text)
+        return reply
+
+    async def acomplete(self, messages: Sequence[Message],
+                        on_text: Callable[[str], None] | None = None) -> ModelReply:
+        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text)
+        return reply

@@ -105,10 +105,12 @@ def test_secrets_never_appear_in_any_request(kernel: Any, model_server: Scripted
                f"note = 'token for ci: {secrets[3]}'\n"
                f"settings = {{'user': 'ann', 'api_token': {secrets[2]!r}}}")
     ok(kernel, "print(db_password, os.environ['MY_SERVICE_TOKEN'])\nnote")
-    model_server.script("```python\nresult = len(note)\n```", "fine")
+    # The model's code prints secrets and fails: its output goes back in the fix request.
+    model_server.script("```python\nprint(db_password, os.environ['MY_SERVICE_TOKEN'], api_key)\n1/0\n```",
+                        "```python\nresult = len(note)\n```", "fine")
     ok(kernel, "%%ask\nuse api_key, db_password, note and settings")
     ok(kernel, "%%ask\nand again")
-    assert len(model_server.requests) == 2
+    assert len(model_server.requests) == 3 and "ZeroDivisionError" in str(model_server.requests[1])
     sent = json.dumps(model_server.requests)
     for secret in secrets:
         assert secret not in sent
