@@ -27,8 +27,7 @@ from typing import Any
 
 from .describe import _is_frame, describe
 from .events import Message
-from .privacy import mask_secrets
-from .text import head_tail
+from .privacy import mask_secrets, masked_cut
 from .tokens import count_tokens, counter_name
 
 __all__ = ["CellRecord", "Context", "build_context", "describe", "fit_context", "mask_secrets", "user_variables"]
@@ -107,19 +106,28 @@ def _named(request: str, variables: Sequence[tuple[str, Any]], also: str) -> lis
     return chosen
 
 
-def _cell_forms(cell: CellRecord) -> tuple[str, str]:
+def _cell_forms(cell: CellRecord, known: Sequence[str]) -> tuple[str, str]:
     label = f"{cell.label} " if cell.label else ""
+    source = masked_cut(cell.source, CELL_SOURCE_CHARS, known)
     if cell.kind == "markdown":
-        full = f"[{label}markdown]\n{head_tail(cell.source, CELL_SOURCE_CHARS)}"
+        full = f"[{label}markdown]\n{source}"
     else:
-        full = f"[{label.strip() or 'cell'}]\n```python\n{head_tail(cell.source, CELL_SOURCE_CHARS)}\n```"
+        full = f"[{label.strip() or 'cell'}]\n```python\n{source}\n```"
         if cell.output:
-            full += f"\nOutput:\n```\n{head_tail(cell.output, CELL_OUTPUT_CHARS)}\n```"
+            full += f"\nOutput:\n```\n{masked_cut(cell.output, CELL_OUTPUT_CHARS, known)}\n```"
     lines = cell.source.strip().splitlines() or [""]
     first = lines[0][:100]
     short = f"[{label}{'markdown' if cell.kind == 'markdown' else 'code'}] {first}" + (
         f" … ({len(lines)} lines)" if len(lines) > 1 else "")
     return full, short
+
+
+def _value(obj: Any, known: Sequence[str]) -> Any:
+    # A string holding a secret is masked before describe() cuts it to a sample.
+    # describe() samples only the head of a string, so only the head is searched.
+    if isinstance(obj, str) and any(k in obj[:400] for k in known):
+        return mask_secrets(obj, known)
+    return obj
 
 
 @dataclass
@@ -196,15 +204,16 @@ def fit_context(
     recent = list(reversed(cells[-MAX_CELLS:]))
 
     def turn_forms(turn: tuple[Message, ...]) -> tuple[str, str]:
-        full = "\n\n".join(head_tail(m.content, TURN_CHARS) for m in turn)
-        return full, "\n\n".join(head_tail(m.content, TURN_CHARS // 8) for m in turn)
+        full = "\n\n".join(masked_cut(m.content, TURN_CHARS, secrets) for m in turn)
+        return full, "\n\n".join(masked_cut(m.content, TURN_CHARS // 8, secrets) for m in turn)
 
     sections = [
         _Section("named", "### Variables the request is about", named,
-                 lambda v: (describe(v[0], v[1], full=True), describe(v[0], v[1]))),
+                 lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
         _Section("variables", "### Other variables (most recently assigned first)",
-                 [v for v in variables if v[0] not in named_names], lambda v: (describe(*v), None)),
-        _Section("cells", "### Recent cells (most recent first)", recent, _cell_forms),
+                 [v for v in variables if v[0] not in named_names],
+                 lambda v: (describe(v[0], _value(v[1], secrets)), None)),
+        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets)),
         _Section("conversation", "", turns, turn_forms),
         _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
     ]
@@ -234,7 +243,7 @@ def fit_context(
     history: list[Message] = []
     for taken in reversed(kept.taken):
         limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
-        history += [Message(m.role, mask_secrets(head_tail(m.content, limit), secrets)) for m in taken.item]
+        history += [Message(m.role, masked_cut(m.content, limit, secrets)) for m in taken.item]
     return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 

@@ -53,8 +53,11 @@ def _scalar(obj: Any) -> str | None:
         # repr of a huge int is quadratic (and refused past 4300 digits).
         return repr(obj) if obj.bit_length() <= 128 else f"<int of {obj.bit_length()} bits>"
     if isinstance(obj, (str, bytes)):
-        head = obj[:60]
-        return _short(repr(head) + ("…" if len(obj) > 60 else ""), 80)
+        # Mask a wider window before cutting: a key cut in half is no longer recognisable.
+        head = obj[:300]
+        if isinstance(head, str):
+            head = SECRET_VALUE.sub(MASK, head)
+        return _short(repr(head[:60]) + ("…" if len(obj) > 60 else ""), 80)
     return None
 
 

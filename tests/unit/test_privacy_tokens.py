@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_ai_ci import tokens
-from jupyter_ai_ci.privacy import is_secret_name, mask_secrets, secret_values
+from jupyter_ai_ci.privacy import is_secret_name, mask_secrets, masked_cut, secret_values
 
 
 @pytest.mark.parametrize("text", [
@@ -42,7 +42,19 @@ def test_known_values_of_secret_variables_and_environment() -> None:
     known = secret_values(ns, env)
     assert known == ("plain-looking-value", "correct horse")
     assert mask_secrets("x plain-looking-value y correct horse", known) == "x *** y ***"
-    assert is_secret_name("GITHUB_TOKEN") and is_secret_name("pwd") and not is_secret_name("author")
+    assert is_secret_name("GITHUB_TOKEN") and is_secret_name("db_passwd") and not is_secret_name("author")
+    assert not is_secret_name("pwd")  # a working directory far more often than a password
+
+
+def test_a_cut_never_leaves_half_a_key() -> None:
+    key = "sk-abcdefghijklmnopqrstuvwxyz0123456789"
+    for position in range(0, 3000, 37):  # wherever the key falls relative to the cuts
+        text = "x " * position + key + " y" * (3000 - position)
+        cut = masked_cut(text, 200)
+        assert "sk-" not in cut and "abcdefghijklmnop" not in cut
+        assert len(cut) <= 200
+    assert masked_cut("db: correct horse battery", 100, ["correct horse battery"]) == "db: ***"
+    assert "sk-" not in __import__("jupyter_ai_ci.describe").describe.describe("s", "a " * 25 + key)
 
 
 def test_estimate_is_conservative_and_handles_non_ascii() -> None:
