@@ -16,11 +16,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .context import CellRecord, Context, fit_context, user_variables
+from .context import CELL_OUTPUT_CHARS, CellRecord, Context, fit_context, user_variables
 from .describe import describe
 from .environment import environment_lines
 from .events import Message
-from .notebook_file import notebook_cells, session_notebook
+from .notebook_file import notebook_cells, output_text, session_notebook
 from .privacy import secret_values
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -49,7 +49,7 @@ def _bound_names(source: str) -> set[str]:
 
 
 class KernelTracker:
-    """Assignment order of names, and the error each cell raised."""
+    """Assignment order of names; the error each cell raised and what it displayed."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -59,7 +59,21 @@ class KernelTracker:
         # against counts restarting after %reset or a new history session.
         self.errors: dict[int, tuple[str, str]] = {}
         self.outputs: dict[int, tuple[int, str]] = {}  # Out[n] -> (id, description)
+        # What a cell displayed (figures, display(df)): IPython keeps no record of it.
+        self.displays: dict[int, tuple[str, list[str]]] = {}
+        self._pending: list[str] = []
         self._ids = {name: id(value) for name, value in list(shell.user_ns.items()) if not name.startswith("_")}
+
+    def on_display(self, msg: Any) -> Any:
+        """ipykernel display hook: note what is shown, pass the message on untouched."""
+        try:
+            if len(self._pending) < 5 and msg.get("msg_type") == "display_data":
+                data = msg["content"]["data"]
+                text = output_text([{"output_type": "display_data", "data": data}])
+                self._pending.append(text[:CELL_OUTPUT_CHARS])
+        except Exception:
+            pass
+        return msg
 
     def post_run_cell(self, result: Any) -> None:
         self.tick += 1
@@ -85,6 +99,9 @@ class KernelTracker:
             del self.recency[name]
         error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         count = getattr(result, "execution_count", None)
+        if self._pending and isinstance(count, int) and isinstance(raw, str):
+            self.displays[count] = (raw, self._pending)
+        self._pending = []
         if error is not None and isinstance(count, int) and isinstance(raw, str):
             try:
                 message = f"{type(error).__name__}: {error}"[:300]
@@ -102,6 +119,10 @@ def tracker_for(shell: Any) -> KernelTracker:
     if tracker is None:
         tracker = _trackers[shell] = KernelTracker(shell)
         shell.events.register("post_run_cell", tracker.post_run_cell)
+        # ipykernel's publisher takes hooks; the terminal's has none (and no figures to tell).
+        register = getattr(getattr(shell, "display_pub", None), "register_hook", None)
+        if callable(register):
+            register(tracker.on_display)
     return tracker
 
 
@@ -110,7 +131,10 @@ def forget(shell: Any) -> None:
     if tracker is not None:
         try:
             shell.events.unregister("post_run_cell", tracker.post_run_cell)
-        except ValueError:
+            unregister = getattr(getattr(shell, "display_pub", None), "unregister_hook", None)
+            if callable(unregister):
+                unregister(tracker.on_display)
+        except (ValueError, KeyError):
             pass
 
 
@@ -143,6 +167,9 @@ def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int =
         if not source.strip() or _is_ask(source):
             continue
         parts = [_out_text(tracker, number, outputs[number])] if number in outputs else []
+        shown = tracker.displays.get(number) if tracker is not None else None
+        if shown is not None and shown[0].rstrip() == source.rstrip():
+            parts += shown[1]
         if number in errors and errors[number][0].rstrip() == source.rstrip():
             parts.append(f"raised {errors[number][1]}")
         cells.append(CellRecord(source, "\n".join(parts), label=f"In [{number}]"))

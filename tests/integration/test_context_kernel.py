@@ -33,6 +33,8 @@ def kernel(_kernel: Any, model_server: ScriptedOpenAIServer) -> Any:
     """The module's kernel with an empty namespace and no earlier exchange."""
     assert run_cell(_kernel, "%reset -f\nimport os\nos.environ.pop('JPY_SESSION_NAME', None)\n"
                              "get_ipython().history_manager.reset(new_session=True)\n"
+                             # Numbered as in a fresh kernel: the next cell is In [1] again.
+                             "get_ipython().execution_count = 0\n"
                              "get_ipython().magics_manager.registry['AskMagics'].conversation.clear()").status == "ok"
     return _kernel
 
@@ -66,6 +68,16 @@ def test_the_request_names_the_variables_and_columns_the_task_needs(
     assert "nulls: {'region': 1, 'revenue': 1}" in named and "20.5" in named  # a few rows
     assert "threshold: int = 15" in named
     assert "people: pandas.DataFrame 1 rows × 2 columns [name, age]" in section(text, "Other variables")
+
+
+def test_shown_figures_and_displays_are_named_not_inlined(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    ok(kernel, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('trend')\nplt.show()")
+    ok(kernel, "from IPython.display import display\ndisplay({'a': 1})")
+    shown = run_cell(kernel, "%ask --show-context what does the trend show?").stdout
+    cells = shown.split("### Recent cells (most recent first)")[1]
+    assert "plt.title('trend')" in cells and "[image/png image " in cells and " shown]" in cells
+    assert "iVBOR" not in shown  # no base64 image data
+    assert "{'a': 1}" in cells
 
 
 def test_huge_and_hostile_objects_are_described_safely(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
