@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from traitlets import Bool, CFloat, CInt, Dict, List, Unicode, default
+from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -87,6 +87,19 @@ class AICISettings(Configurable):
         "like secrets (key, token, secret, password) are always masked.",
     ).tag(config=True)
 
+    local_fallback = Bool(
+        True,
+        help="With no endpoint or key configured, use the bundled tiny local model when the "
+        "[local] extra is installed. False: say how to configure an endpoint instead.",
+    ).tag(config=True)
+
+    max_reply_tokens = CInt(
+        0,
+        min=0,
+        help="Longest reply, in tokens, asked of the model (max_tokens); 0 leaves it to the "
+        "server. The local model uses 1024 when this is 0, so a rambling tiny model stops.",
+    ).tag(config=True)
+
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
 
     replay = Bool(
@@ -104,4 +117,57 @@ class AICISettings(Configurable):
     prices = Dict(
         value_trait=List(CFloat(), minlen=2, maxlen=2),
         help="USD per million tokens, {model: [input, output]}, for the cost column of %ask_usage.",
+    ).tag(config=True)
+
+    # ---- safety: policy, limits, budgets (see docs/safety.md) ----------------
+    policy = CaselessStrEnum(
+        ["auto", "ask-risky", "ask"],
+        default_value="ask-risky",
+        help="When to ask before generated code runs: 'auto' runs everything (the deny list "
+        "still applies); 'ask-risky' asks before code the scan flags (processes, deleting or "
+        "overwriting files, network, eval/exec, ctypes, sys.modules/builtins, exit, shell "
+        "escapes); 'ask' asks before every attempt. With nobody to ask (no stdin, e.g. a "
+        "headless run), code that needs approval is refused, never waited on.",
+    ).tag(config=True)
+
+    allow = List(
+        Unicode(),
+        help="Patterns (fnmatch) that need no approval: a risk kind ('network', 'process', "
+        "'delete', 'write', 'shell', 'eval', 'exit'), a call ('requests.*', 'subprocess.run'), "
+        "or 'pip:<package>' / 'pip:*' to install missing packages without asking.",
+    ).tag(config=True)
+
+    deny = List(
+        Unicode(),
+        help="Patterns (fnmatch) that are always refused, in every mode: a call or module "
+        "('subprocess', 'requests.*', 'shutil.rmtree') or a risk kind ('network').",
+    ).tag(config=True)
+
+    execution_timeout = CFloat(
+        300.0,
+        min=0.0,
+        help="Seconds a generated cell may run before it is interrupted (the kernel keeps "
+        "running, the model is told it timed out). 0: no limit.",
+    ).tag(config=True)
+
+    snapshot_max_bytes = CInt(
+        1 << 30,
+        min=0,
+        help="Largest object (bytes, estimated) copied before an attempt so a failure can be "
+        "undone; bigger ones are named as not undoable. pandas objects under copy-on-write "
+        "cost nothing until written and are exempt.",
+    ).tag(config=True)
+
+    install_missing = Bool(
+        True,
+        help="On ModuleNotFoundError, offer to %pip install the package (asking first, "
+        "unless 'pip:<package>' is allowed) into the kernel's own environment, then re-run.",
+    ).tag(config=True)
+
+    max_tokens_per_request = CInt(
+        0, min=0, help="Token budget of one %%ask (prompt + completion, all calls). 0: none."
+    ).tag(config=True)
+
+    max_tokens_per_session = CInt(
+        0, min=0, help="Token budget of all requests in this kernel session. 0: none."
     ).tag(config=True)

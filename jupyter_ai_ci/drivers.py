@@ -3,15 +3,36 @@
 The loop is written once as a generator; these two thin functions drive it,
 one blocking (the magic, inside a kernel whose event loop is already
 running) and one with asyncio (the server extension, the command line).
+
+Executors may also offer ``checkpoint(code)``/``rollback()``/``commit()`` and
+``install(package)`` (or their ``a``-prefixed coroutines); an executor
+without them gets "cannot undo" reports, which the loop tells the user.
+Approval goes to an ``Approver``; with none, flagged code is refused at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .events import CallModel, Execute, ExecutionResult, Notice, Outcome
+from .events import (
+    Approval,
+    AskApproval,
+    CallModel,
+    Checkpoint,
+    Commit,
+    Execute,
+    ExecutionResult,
+    Install,
+    Notice,
+    Outcome,
+    Rollback,
+    TransactionReport,
+)
 from .executors import AsyncExecutor, Executor
 from .llm import AsyncModelClient, ModelClient
 from .loop import LoopGen
@@ -79,8 +100,59 @@ class _Bookkeeper:
         self.timings.total += time.perf_counter() - self.started
 
 
+class Approver(Protocol):
+    """Asks a person; ``AsyncApprover`` is the same with ``aapprove``."""
+
+    def approve(self, request: AskApproval) -> Approval: ...
+
+
+class AsyncApprover(Protocol):
+    async def aapprove(self, request: AskApproval) -> Approval: ...
+
+
+NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with "
+                 "%config AICISettings.allow, --yes, or policy 'auto'")
+UNSUPPORTED = TransactionReport(supported=False)
+_UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
+
+
+def _undo_method(action: Any) -> str:
+    return {Checkpoint: "checkpoint", Rollback: "rollback", Commit: "commit"}[type(action)]
+
+
+def _sync_other(action: Any, executor: Any, approver: Any, report: Reporter) -> Any:
+    """Actions other than calling the model and executing code."""
+    if isinstance(action, _UNDO_ACTIONS):
+        method = getattr(executor, _undo_method(action), None)
+        if method is None:
+            return None if isinstance(action, Commit) else UNSUPPORTED
+        return method(action.code) if isinstance(action, Checkpoint) else method()
+    if isinstance(action, AskApproval):
+        return approver.approve(action) if approver is not None else Approval(False, NOBODY_TO_ASK)
+    if isinstance(action, Install):
+        install = getattr(executor, "install", None)
+        return install(action.package) if install is not None else None
+    report.notice(action)
+    return None
+
+
+async def _async_other(action: Any, executor: Any, approver: Any, report: Reporter) -> Any:
+    if isinstance(action, AskApproval) and approver is not None and hasattr(approver, "aapprove"):
+        return await approver.aapprove(action)
+    name = {Install: "install"}.get(type(action)) or (
+        _undo_method(action) if isinstance(action, _UNDO_ACTIONS) else "")
+    coroutine = getattr(executor, f"a{name}", None) if name else None
+    if coroutine is None:
+        return _sync_other(action, executor, approver, report)
+    args = (action.code,) if isinstance(action, Checkpoint) else (
+        (action.package,) if isinstance(action, Install) else ())
+    result = coroutine(*args)
+    return await result if inspect.isawaitable(result) else result
+
+
 def drive(loop: LoopGen, model: ModelClient, executor: Executor,
-          reporter: Reporter | None = None, timings: Timings | None = None) -> Outcome:
+          reporter: Reporter | None = None, timings: Timings | None = None,
+          approver: Approver | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -95,9 +167,14 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                     book.model_done()
             elif isinstance(action, Execute):
                 book.begin(action)
-                result = book.executed(action, executor.execute(action.code))
+                try:
+                    result = book.executed(action, executor.execute(action.code))
+                except KeyboardInterrupt:
+                    # The loop answers with a Rollback, then re-raises once undone.
+                    action = loop.throw(KeyboardInterrupt())
+                    continue
             else:
-                book.report.notice(action)
+                result = _sync_other(action, executor, approver, book.report)
             action = loop.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
@@ -106,7 +183,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
 
 
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
-                 reporter: Reporter | None = None, timings: Timings | None = None) -> Outcome:
+                 reporter: Reporter | None = None, timings: Timings | None = None,
+                 approver: Approver | AsyncApprover | None = None) -> Outcome:
     """Run the loop to its end with asyncio: the same steps, awaited."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -121,9 +199,17 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                     book.model_done()
             elif isinstance(action, Execute):
                 book.begin(action)
-                result = book.executed(action, await executor.aexecute(action.code))
+                try:
+                    result = book.executed(action, await executor.aexecute(action.code))
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    # Undo the attempt before the cancellation goes on.
+                    rollback = loop.throw(KeyboardInterrupt())
+                    undone = await _async_other(rollback, executor, approver, book.report)
+                    with contextlib.suppress(KeyboardInterrupt):
+                        loop.send(undone)
+                    raise
             else:
-                book.report.notice(action)
+                result = await _async_other(action, executor, approver, book.report)
             action = loop.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]

@@ -67,5 +67,21 @@ class RetriesExhausted(AICIError):
         )
 
 
+class KernelError(AICIError):
+    """The kernel could not be started, reached, or kept alive (command line, bench)."""
+
+
+class KernelDied(KernelError):
+    """The kernel died while running code; its state is gone, so retrying is pointless."""
+
+
+class GatewayError(KernelError):
+    """A Kernel/Enterprise Gateway refused a request, was unreachable, or timed out."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status, when the gateway answered one
+
+
 class Interrupted(AICIError):
     """The user interrupted the run; nothing was inserted."""

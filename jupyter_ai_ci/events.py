@@ -105,13 +105,82 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
-    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text"]
+    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text",
+                  "undone", "not-undoable", "refused", "install", "budget"]
     text: str
     attempt: int = 0
     step: int = 0
 
 
-Action = Union[CallModel, Execute, Notice]
+@dataclass(frozen=True)
+class TransactionReport:
+    """What a checkpoint saved, or what a rollback put back.  ``supported`` is
+    False when the executor cannot undo anything (then nothing else is set)."""
+
+    saved: tuple[str, ...] = ()  # names whose objects were copied
+    not_saved: tuple[str, ...] = ()  # "name (why)": a failure cannot undo these
+    restored: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # names the failed attempt created, removed
+    supported: bool = True
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Before an attempt: remember what ``code`` may change.  The driver sends
+    back a ``TransactionReport``.  An action (not hidden in the executor)
+    because only the loop knows where an attempt of several blocks begins
+    and ends, and every driver -- magic, sidebar, CLI -- must honour it."""
+
+    code: tuple[str, ...]
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
+class Rollback:
+    """The attempt failed: undo it.  The driver sends back a ``TransactionReport``."""
+
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The attempt succeeded: drop the checkpoint.  The driver sends back None."""
+
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
+class AskApproval:
+    """Ask a person before running (or installing).  The driver sends back an
+    ``Approval``; a driver with nobody to ask sends ``Approval(False, why)``
+    at once -- never a wait nobody can answer."""
+
+    code: tuple[str, ...]
+    reasons: tuple[str, ...]
+    attempt: int
+    kind: Literal["run", "install"] = "run"
+
+
+@dataclass(frozen=True)
+class Approval:
+    granted: bool
+    why: str = ""  # for a refusal: who said no, or why nobody could be asked
+
+
+@dataclass(frozen=True)
+class Install:
+    """Install ``package`` into the kernel's own environment (``%pip``).
+    The driver sends back the ``ExecutionResult`` of the install."""
+
+    package: str
+    module: str
+    attempt: int
+
+
+Action = Union[CallModel, Execute, Notice, Checkpoint, Rollback, Commit, AskApproval, Install]  # noqa: UP007
 
 
 # ---- what the loop records and returns -----------------------------------
@@ -123,6 +192,8 @@ class Attempt:
     step: int
     code: tuple[str, ...]
     results: tuple[ExecutionResult, ...]
+    saved: TransactionReport | None = None  # what the checkpoint kept
+    undone: TransactionReport | None = None  # what the rollback put back
 
     @property
     def ok(self) -> bool:
@@ -147,7 +218,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: Literal["success", "answered", "failed", "not-run"]
+    status: Literal["success", "answered", "failed", "not-run", "refused", "over-budget"]
     cells: tuple[Cell, ...] = ()
     answer: str = ""  # prose the model ended with (or the whole reply if no code)
     attempts: tuple[Attempt, ...] = ()
@@ -155,6 +226,7 @@ class Outcome:
     requests: int = 0
     early_stop: bool = False
     messages: tuple[Message, ...] = ()  # the whole conversation, for follow-ups
+    reason: str = ""  # for "refused" and "over-budget": one line that says why
 
     @property
     def last_error(self) -> ErrorInfo | None:

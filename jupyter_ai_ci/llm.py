@@ -32,7 +32,7 @@ TextCallback = Callable[[str], None]
 NO_ENDPOINT_HELP = (
     "no model endpoint is configured: set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL "
     "to use any OpenAI-compatible server (Ollama: http://localhost:11434/v1, vLLM, llama.cpp, "
-    "Azure …), or %config AICISettings.base_url = '…'"
+    "Azure …), or pip install 'jupyter-ai-ci[local]' for a small offline model"
 )
 
 
@@ -57,6 +57,9 @@ class Endpoint:
     timeout: float = 120.0
     max_retries: int = 3
     stream: bool = True
+    max_tokens: int = 0  # 0: let the server decide
+    # Server-specific request fields (e.g. llama.cpp's repeat_penalty), as pairs to stay hashable.
+    extra_body: tuple[tuple[str, object], ...] = ()
 
     @classmethod
     def from_settings(cls, s: AICISettings, model: str | None = None) -> Endpoint:
@@ -70,6 +73,7 @@ class Endpoint:
             timeout=s.request_timeout,
             max_retries=s.max_request_retries,
             stream=s.stream,
+            max_tokens=s.max_reply_tokens,
         )
 
     @property
@@ -198,6 +202,10 @@ def _request_args(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, 
     }
     if endpoint.stream:
         args["stream_options"] = {"include_usage": True}
+    if endpoint.max_tokens:
+        args["max_tokens"] = endpoint.max_tokens
+    if endpoint.extra_body:
+        args["extra_body"] = dict(endpoint.extra_body)
     return args
 
 

@@ -1,8 +1,11 @@
 """The agent loop: decides what happens next and does no I/O.
 
 ``agent_loop`` is a generator.  It yields an action (``CallModel``,
-``Execute``, ``Notice``), and the driver performs it and sends back the result
-(a ``ModelReply``, an ``ExecutionResult``, or ``None`` for a notice).  When the
+``Execute``, ``Notice``, and around each attempt ``AskApproval``,
+``Checkpoint``, ``Commit``/``Rollback``, ``Install``), and the driver performs
+it and sends back the result (a ``ModelReply``, an ``ExecutionResult``, an
+``Approval``, a ``TransactionReport``, or ``None``).  Policy -- syntax check,
+risk scan, approval, budgets -- is decided here, so every driver obeys it.  When the
 run ends the generator returns an ``Outcome``.  The same loop serves the
 magic (driven synchronously), the server and the command line (driven with
 asyncio), and the unit tests (driven by a list of canned results).
@@ -11,17 +14,17 @@ asyncio), and the unit tests (driven by a list of canned results).
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import prompts
+from . import policy, prompts
+from .attempt import NOT_PARSED, install, run_attempt
 from .events import (
     Action,
     Attempt,
     CallModel,
     Cell,
     ErrorInfo,
-    Execute,
     ExecutionResult,
     Message,
     ModelReply,
@@ -29,6 +32,8 @@ from .events import (
     Outcome,
     Usage,
 )
+from .llm import estimate_tokens
+from .policy import PolicySettings
 from .text import extract_code_blocks, head_tail, python_blocks
 
 LoopGen = Generator[Action, Any, Outcome]
@@ -41,6 +46,9 @@ class LoopSettings:
     run: bool = True
     max_output_chars: int = 4000  # of a step's output fed back to the model
     max_traceback_chars: int = 8000
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
+    install_missing: bool = True  # offer to %pip install a missing module, then re-run
 
 
 def describe_result(result: ExecutionResult, limit: int) -> str:
@@ -59,12 +67,15 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
     failed = results[-1]
     error = failed.error
     assert error is not None
-    if error.ename == "SyntaxError":
+    if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
         headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
+        if len(code) > 1:
+            headline += f" Block {len(results)} of {len(code)} does not parse; no block was run."
     else:
         headline = f"The code you wrote raised {error.ename}."
-    if len(code) > 1:
-        headline += f" Block {len(results)} of {len(code)} failed; the blocks before it ran."
+        if len(code) > 1:
+            headline += (f" Block {len(results)} of {len(code)} failed; the blocks before it ran, "
+                         "and their changes were undone.")
     joined = "\n\n".join(code)
     return prompts.FIX.format(
         failed=headline,
@@ -87,8 +98,10 @@ def agent_loop(
     cells: list[Cell] = []
     usage = Usage()
     requests = 0
+    approved: set[tuple[str, ...]] = set()
+    installed: set[str] = set()
 
-    def outcome(status: Any, answer: str = "", early: bool = False) -> Outcome:
+    def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "") -> Outcome:
         return Outcome(
             status=status,
             cells=tuple(cells),
@@ -98,10 +111,22 @@ def agent_loop(
             requests=requests,
             early_stop=early,
             messages=tuple(messages),
+            reason=reason,
         )
+
+    def over_budget() -> str:
+        if not settings.token_budget:
+            return ""
+        need = usage.total + sum(estimate_tokens(m.content) for m in messages)
+        if need <= settings.token_budget:
+            return ""
+        return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
+                f"{need - usage.total} more, the budget is {settings.token_budget}")
 
     for step in range(1, settings.steps + 1):
         purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
+        if why := over_budget():
+            return outcome("over-budget", reason=why)
         reply: ModelReply = yield CallModel(tuple(messages), purpose)
         requests += 1
         usage += reply.usage
@@ -109,13 +134,15 @@ def agent_loop(
         fixes = 0
         previous: ErrorInfo | None = None
         step_results: list[ExecutionResult] = []
+        rerun = False
         while True:
             code = python_blocks(reply.text)
             others = sorted({b.language for b in extract_code_blocks(reply.text)
                              if b.language and not b.is_python})
-            if others:
+            if others and not rerun:
                 yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
                              step=step)
+            rerun = False
             if not code:
                 if fixes:
                     # The model answered a traceback with prose: the step failed.
@@ -129,23 +156,24 @@ def agent_loop(
                 return outcome("not-run", answer=reply.text)
 
             number = len(attempts) + 1
-            yield Notice("attempt", f"attempt {number}: running {len(code)} cell"
-                         f"{'' if len(code) == 1 else 's'}", attempt=number, step=step)
-            results: list[ExecutionResult] = []
-            for index, block in enumerate(code):
-                result: ExecutionResult = yield Execute(block, number, step, index)
-                results.append(result)
-                if not result.ok:
-                    break
-            attempt = Attempt(number, step, tuple(code), tuple(results))
+            attempt = yield from run_attempt(code, number, step, settings, approved)
+            if isinstance(attempt, str):
+                yield Notice("refused", attempt, attempt=number, step=step)
+                return outcome("refused", reason=attempt)
             attempts.append(attempt)
             if attempt.ok:
-                cells.extend(Cell(c, step, r) for c, r in zip(code, results, strict=True))
-                step_results = results
+                cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
+                step_results = list(attempt.results)
                 break
 
             error = attempt.error
             assert error is not None
+            missing = policy.missing_module(error)
+            if settings.install_missing and missing and missing.package not in installed:
+                installed.add(missing.package)
+                if (yield from install(missing, number, settings)):
+                    rerun = True
+                    continue  # the same code again, without asking the model
             early = previous is not None and previous.signature == error.signature
             if fixes >= settings.retries or early:
                 return outcome("failed", early=early)
@@ -159,7 +187,9 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            messages.append(Message("user", fix_request(code, results, settings)))
+            messages.append(Message("user", fix_request(code, attempt.results, settings)))
+            if why := over_budget():
+                return outcome("over-budget", reason=why)
             reply = yield CallModel(tuple(messages), "fix")
             requests += 1
             usage += reply.usage

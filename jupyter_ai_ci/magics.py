@@ -12,21 +12,26 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from .approval import GrantAll, StdinApprover
 from .config import AICISettings
 from .context import Context, describe
-from .drivers import Timings, drive
-from .errors import Interrupted, RetriesExhausted
+from .drivers import Approver, Timings, drive
+from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
+from . import local
 from .kernel_state import gather_context, tracker_for
-from .llm import Endpoint, OpenAIClient
+from .llm import Endpoint, ModelClient, OpenAIClient
 from .loop import LoopSettings, agent_loop
+from .policy import PolicySettings
 from .privacy import MaskingClient, secret_values
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
 from .tokens import count_tokens
 from .usage import UsageLog, render
 
+# Outcomes worth remembering and replaying: not failures, refusals or budget stops.
+KEEPABLE = ("success", "answered", "not-run")
 CONVERSATION_TURNS = 3
 
 
@@ -55,7 +60,10 @@ class PrintReporter:
         if notice.kind == "replayed-text":
             self._say(notice.text.rstrip("\n") + "\n")
             return
-        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻"}.get(notice.kind, "·")
+        if notice.kind == "refused":
+            return  # the cell's error says it, once
+        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
+                "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n")
 
     def executing(self, action: Execute) -> None:
@@ -95,13 +103,17 @@ class AskMagics(Magics, AICISettings):
         context = self._context(request, fresh)
         # The loop's first action carries exactly the messages the model would get.
         loop = agent_loop(request, context.text, settings, context.history)
-        action = next(loop)
-        loop.close()
-        assert isinstance(action, CallModel)
-        total = sum(count_tokens(m.content) for m in action.messages)
+        try:
+            action = next(loop)
+            loop.close()
+            messages = action.messages if isinstance(action, CallModel) else ()
+            stopped = ""
+        except StopIteration as stop:  # e.g. the token budget would refuse the request
+            messages, stopped = stop.value.messages, f"\n· {stop.value.reason or stop.value.status}"
+        total = sum(count_tokens(m.content) for m in messages)
         print(f"· context: {context.tokens} of {context.budget} tokens; whole request: {total} tokens "
-              f"({context.counter}); not sent")
-        for message in action.messages:
+              f"({context.counter}); not sent{stopped}")
+        for message in messages:
             print(f"── {message.role} ──\n{message.content}")
 
     @magic_arguments()
@@ -116,6 +128,9 @@ class AskMagics(Magics, AICISettings):
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
     @argument("--regenerate", action="store_true",
               help="call the model even if this request was answered before (skip replay)")
+    @argument("--yes", action="store_true",
+              help="approve what the policy would ask about for this request (flagged code, "
+                   "installing a missing package); the deny list still applies")
     @argument("--show-context", action="store_true",
               help="print exactly what would be sent, with its token count, and send nothing")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
@@ -125,8 +140,8 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new]
-                  [--regenerate] [--show-context]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
+                  [--show-context]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
@@ -135,14 +150,22 @@ class AskMagics(Magics, AICISettings):
         columns), recent cells and earlier requests, within
         AskMagics.max_context_tokens; --show-context prints exactly what would
         be sent, with its token count, and sends nothing. Every ```python block
-        of its reply runs, in order. When an attempt raises, the traceback goes back to the model and
-        it tries again, at most --retries more times (default 2). The code that
-        worked is put in a new cell below. After the last failed attempt the
+        of its reply runs, in order. When an attempt raises, the traceback goes
+        back to the model and it tries again, at most --retries more times
+        (default 2). The code that worked is put in a new cell below. After the last failed attempt the
         cell ends in an error naming the last exception, so Run All stops.
 
         Re-running an unchanged request replays the code that worked, without
         calling the model (--regenerate to ask again). %ask_usage shows tokens
         and requests; %ask_replay lists or clears replay records.
+
+        Safety: an attempt that fails is undone (the variables it changed are
+        restored, new names removed). Code the scan flags as risky (processes,
+        deleting files, network, eval, exit, shell escapes) is run only after
+        you approve it (answer y at the prompt), or with --yes; set
+        %config AskMagics.policy = 'auto' | 'ask-risky' | 'ask', and the
+        allow / deny lists, execution_timeout, max_tokens_per_request and
+        max_tokens_per_session. A guard against accidents, not a sandbox.
 
         Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
         server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
@@ -165,14 +188,24 @@ class AskMagics(Magics, AICISettings):
             run=not args.no_run,
             max_output_chars=self.max_output_chars,
             max_traceback_chars=self.max_output_chars * 2,
+            policy=PolicySettings(self.policy, tuple(self.allow), tuple(self.deny)),  # type: ignore[arg-type]
+            token_budget=self._token_budget(),
+            install_missing=self.install_missing,
         )
         if args.show_context:  # a preview: it changes nothing, --new included
             self._show_context(request, settings, fresh=args.new)
             return
+        endpoint = Endpoint.from_settings(self, model=args.model)
+        local_model = local.target(endpoint, self.local_fallback)
+        if local_model is not None:
+            local_client = local.LocalClient(endpoint, local_model, lambda text: print(text, end=""))
+            endpoint = local_client.endpoint
+            client: ModelClient = local_client
+        else:
+            endpoint.check()
+            client = self._client(endpoint)
         if args.new:
             self.conversation.clear()
-        endpoint = Endpoint.from_settings(self, model=args.model)
-        endpoint.check()
         self.last_timings = Timings()
         started = time.perf_counter()
         context = self._context(request)
@@ -188,20 +221,37 @@ class AskMagics(Magics, AICISettings):
         record = self._store().get(key) if self.replay and not args.regenerate else None
         if record is not None:
             loop = replaying(loop, record)
-        executor = ShellExecutor(self.shell, self.max_output_chars)
+        executor = ShellExecutor(self.shell, self.max_output_chars, self.execution_timeout,
+                                 self.snapshot_max_bytes)
+        reporter = PrintReporter(endpoint.model)
+        approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
             shell: Any = self.shell
-            model = MaskingClient(self._client(endpoint), lambda: secret_values(shell.user_ns))
-            outcome = drive(loop, model, executor, PrintReporter(endpoint.model),
-                            self.last_timings)
+            model = MaskingClient(client, lambda: secret_values(shell.user_ns))
+            outcome = drive(loop, model, executor, reporter, self.last_timings, approver=approver)
         except KeyboardInterrupt:
-            raise Interrupted("interrupted: nothing was inserted") from None
+            raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
+                              "has been undone)") from None
         self.last_outcome = outcome
         self.usage.add(request, endpoint.model, outcome, replayed=record is not None)
-        if self.replay and outcome.status != "failed" and outcome.requests:
+        if self.replay and outcome.status in KEEPABLE and outcome.requests:
             self._store().put(record_from_outcome(key, request, outcome, endpoint.model, endpoint.host))
         self._remember(request, outcome)
         self._finish(request, outcome, endpoint)
+
+    def _token_budget(self) -> int:
+        """The smaller of the per-request budget and what the session has left (0: none)."""
+        limits = [self.max_tokens_per_request] if self.max_tokens_per_request else []
+        if self.max_tokens_per_session:
+            _, prompt, completion = self.usage.total()
+            left = self.max_tokens_per_session - prompt - completion
+            if left <= 0:
+                raise BudgetExceeded(
+                    f"the session's token budget ({self.max_tokens_per_session}) is spent "
+                    f"({prompt + completion} used); raise %config "
+                    "AskMagics.max_tokens_per_session or restart the kernel")
+            limits.append(left)
+        return min(limits) if limits else 0
 
     def _store(self) -> ReplayStore:
         return ReplayStore(self.replay_file)
@@ -235,7 +285,7 @@ class AskMagics(Magics, AICISettings):
             print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
 
     def _remember(self, request: str, outcome: Outcome) -> None:
-        if outcome.status == "failed":
+        if outcome.status not in KEEPABLE:
             return
         code = "\n\n".join(c.code for c in outcome.cells)
         answer = (f"```python\n{code}\n```\n" if code else "") + (outcome.answer if not code else "")
@@ -249,6 +299,11 @@ class AskMagics(Magics, AICISettings):
         tokens = (f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
                   if outcome.requests else "no model request")
         n = len(outcome.attempts)
+        if outcome.status == "refused":
+            raise PolicyRefused(outcome.reason)
+        if outcome.status == "over-budget":
+            raise BudgetExceeded(f"{outcome.reason}; raise %config AskMagics.max_tokens_per_request "
+                                 "/ max_tokens_per_session")
         if outcome.status == "failed":
             error = outcome.last_error
             if error is not None:

@@ -123,7 +123,12 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
         else:
             if isinstance(action, CallModel):
                 live += 1
-            result = yield action
+            try:
+                result = yield action
+            except KeyboardInterrupt:
+                # Pass an interrupt on, so the loop can undo a running attempt.
+                action = loop.throw(KeyboardInterrupt())
+                continue
         try:
             action = loop.send(result)
         except StopIteration as stop:

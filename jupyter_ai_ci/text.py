@@ -74,6 +74,21 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def clean(text: str) -> str:
+    """Text fit to send as JSON: no ANSI sequences, and bytes that were not
+    UTF-8 (lone surrogates, as ``surrogateescape`` leaves them) shown as
+    ``\\xff`` escapes instead of failing the request with UnicodeEncodeError."""
+    text = strip_ansi(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def head_tail(text: str, limit: int) -> str:
     """Keep the head and tail of ``text`` within ``limit`` characters.
 

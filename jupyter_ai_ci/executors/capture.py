@@ -50,15 +50,29 @@ class CappedText:
 
 
 class Tee:
-    """A text stream that writes through to ``stream`` and tells ``on_write``."""
+    """A text stream that writes through to ``stream`` and tells ``on_write``.
 
-    def __init__(self, stream: TextIO, on_write: Callable[[str], None]) -> None:
+    At most ``limit`` characters go through (0: no limit), then one marker:
+    a loop printing 10**7 lines must not flood the frontend either.
+    """
+
+    def __init__(self, stream: TextIO, on_write: Callable[[str], None], limit: int = 0) -> None:
         self._stream = stream
         self._on_write = on_write
+        self._left = limit if limit > 0 else -1
 
     def write(self, text: str) -> int:
         self._on_write(text)
-        return self._stream.write(text)
+        if self._left < 0:
+            return self._stream.write(text)
+        if self._left == 0:
+            return len(text)
+        shown = text[: self._left]
+        self._left -= len(shown)
+        self._stream.write(shown)
+        if self._left == 0:
+            self._stream.write("\n… output cut here: the rest is not shown …\n")
+        return len(text)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -89,10 +103,17 @@ class OutputRecorder:
         self.text = CappedText(text_limit)
         self.keep_limit = keep_limit
         self.kept = 0
-        self.outputs: list[dict[str, Any]] = []
+        self._outputs: list[dict[str, Any]] = []
         self.displays: list[str] = []
         self.result: str | None = None
         self.dropped = 0
+
+    @property
+    def outputs(self) -> list[dict[str, Any]]:
+        # Stream text is kept as parts and joined here: appending to one
+        # growing string is quadratic (minutes for 200,000 prints).
+        return [{**o, "text": "".join(o["text"])} if o["output_type"] == "stream" else o
+                for o in self._outputs]
 
     def _keep(self, size: int) -> bool:
         if self.kept + size > self.keep_limit:
@@ -105,23 +126,23 @@ class OutputRecorder:
         self.text.write(text)
         if not self._keep(len(text)):
             return
-        last = self.outputs[-1] if self.outputs else None
+        last = self._outputs[-1] if self._outputs else None
         if last and last["output_type"] == "stream" and last["name"] == name:
-            last["text"] += text
+            last["text"].append(text)
         else:
-            self.outputs.append({"output_type": "stream", "name": name, "text": text})
+            self._outputs.append({"output_type": "stream", "name": name, "text": [text]})
 
     def display(self, data: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         self.displays.append(standin(data))
         if self._keep(sum(len(str(v)) for v in data.values())):
-            self.outputs.append(
+            self._outputs.append(
                 {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})}
             )
 
     def execute_result(self, data: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         self.result = str(data.get("text/plain", ""))
         if self._keep(sum(len(str(v)) for v in data.values())):
-            self.outputs.append({
+            self._outputs.append({
                 "output_type": "execute_result",
                 "data": dict(data),
                 "metadata": dict(metadata or {}),
@@ -133,5 +154,5 @@ class OutputRecorder:
         if self.text.total > self.text.half * 2:
             notes.append(f"output was {self.text.total} characters; head and tail kept")
         if self.dropped:
-            notes.append(f"{self.dropped} output(s) too large to keep in the notebook")
+            notes.append(f"output past {self.keep_limit} characters was not kept for the notebook")
         return tuple(notes)

@@ -6,20 +6,31 @@ syntax (``%pip``, ``!ls``, top-level ``await``) and display machinery
 we tee stdout/stderr, the display publisher and the display hook, and take
 over ``showtraceback`` so a failed attempt's traceback becomes data (shown as
 one short line by the magic) instead of a red wall under the ``%%ask`` cell.
+
+Around that: a watchdog interrupts code that runs past the timeout (the
+kernel lives on, and the model is told it timed out), ``exit()`` is caught
+before it can end the kernel, and ``checkpoint``/``rollback`` make an attempt
+transactional (see ``transaction.py``).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Any
 
-from ..events import ErrorInfo, ExecutionResult
-from ..text import strip_ansi
+from ..events import ErrorInfo, ExecutionResult, TransactionReport
+from ..text import clean
+from ..transaction import Transaction
 from .capture import OutputRecorder, Tee
+from .watchdog import AttemptTimeout, Watchdog
+
+SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
+INSTALL_TIMEOUT = 900.0  # seconds a %pip install may take
 
 
 def _lineno(tb: TracebackType | None) -> int | None:
@@ -45,27 +56,78 @@ def _lineno(tb: TracebackType | None) -> int | None:
 class ShellExecutor:
     """``Executor`` over an ``InteractiveShell`` (ipykernel's or the terminal's)."""
 
-    def __init__(self, shell: Any, max_output_chars: int = 4000) -> None:
+    def __init__(self, shell: Any, max_output_chars: int = 4000, timeout: float = 0.0,
+                 snapshot_max_bytes: int = 1 << 30) -> None:
         self.shell = shell
         self.max_output_chars = max_output_chars
+        self.timeout = timeout  # seconds per block; 0: none
+        self.transaction = Transaction(shell.user_ns, snapshot_max_bytes)
+
+    # ---- transactions (the loop's Checkpoint / Rollback / Commit) -----------
+    def checkpoint(self, code: Sequence[str]) -> TransactionReport:
+        return self.transaction.begin(code)
+
+    def rollback(self) -> TransactionReport:
+        return self.transaction.rollback()
+
+    def commit(self) -> None:
+        self.transaction.commit()
+
+    def install(self, package: str) -> ExecutionResult:
+        """``%pip install`` into this kernel's own environment (``%pip`` uses
+        ``sys.executable``), then let imports see the new package."""
+        # Downloads can take longer than a generated cell may; still never forever.
+        timeout, self.timeout = self.timeout, max(self.timeout, INSTALL_TIMEOUT) if self.timeout else 0
+        try:
+            result = self.execute(f"%pip install --disable-pip-version-check {package}")
+        finally:
+            self.timeout = timeout
+        importlib.invalidate_caches()
+        if result.ok and "ERROR:" in result.output:
+            # %pip reports a failed install in its output, not as an exception.
+            line = next(x for x in result.output.splitlines() if "ERROR:" in x)
+            return ExecutionResult(output=result.output,
+                                   error=ErrorInfo("InstallError", line.strip(), result.output))
+        return result
 
     def execute(self, code: str) -> ExecutionResult:
         recorder = OutputRecorder(self.max_output_chars)
         errors: list[ErrorInfo] = []
         interrupted: list[BaseException] = []
+        exits: list[bool] = []
+        watchdog = Watchdog(self.timeout)
         started = time.perf_counter()
-        with self._capturing(recorder, errors, interrupted):
-            outcome = self.shell.run_cell(code, store_history=False, silent=False)
+        with self._capturing(recorder, errors, interrupted, exits):
+            try:
+                with watchdog:
+                    outcome = self.shell.run_cell(code, store_history=False, silent=False)
+            except (KeyboardInterrupt, AttemptTimeout):
+                # Landed outside the user's code (IPython's own machinery).
+                if not watchdog.fired:
+                    raise
+                interrupted.append(KeyboardInterrupt())
+                outcome = None
         seconds = time.perf_counter() - started
-        if interrupted:
+        error = errors[-1] if errors else None
+        if watchdog.fired:
+            error = ErrorInfo(
+                "TimeoutError",
+                f"the code ran longer than {self.timeout:g} s and was interrupted",
+                f"TimeoutError: the code ran longer than {self.timeout:g} s and was interrupted "
+                "(the kernel kept running). Make it faster, or work on a sample of the data.",
+            )
+        elif interrupted:
             # The user pressed interrupt: stop the whole run, not retry.
             raise KeyboardInterrupt
-        error = errors[-1] if errors else None
-        if error is None and not outcome.success:
+        elif exits:
+            error = ErrorInfo("SystemExit", "the code called exit(); the kernel was kept running",
+                              "SystemExit: the code called exit() or quit(). Code run by %%ask "
+                              "must not end the kernel; remove the call.")
+        if error is None and outcome is not None and not outcome.success:
             exc = outcome.error_before_exec or outcome.error_in_exec
             error = ErrorInfo(type(exc).__name__, str(exc), f"{type(exc).__name__}: {exc}")
         return ExecutionResult(
-            output=recorder.text.getvalue(),
+            output=clean(recorder.text.getvalue()),
             result=recorder.result,
             displays=tuple(recorder.displays),
             error=error,
@@ -76,7 +138,8 @@ class ShellExecutor:
 
     @contextmanager
     def _capturing(
-        self, recorder: OutputRecorder, errors: list[ErrorInfo], interrupted: list[BaseException]
+        self, recorder: OutputRecorder, errors: list[ErrorInfo], interrupted: list[BaseException],
+        exits: list[bool],
     ) -> Iterator[None]:
         shell = self.shell
         publisher = shell.display_pub
@@ -99,29 +162,34 @@ class ShellExecutor:
             etype, value, tb = exc_tuple or sys.exc_info()
             if etype is None or value is None:
                 return
-            if issubclass(etype, KeyboardInterrupt):
+            if issubclass(etype, (KeyboardInterrupt, AttemptTimeout)):
                 interrupted.append(value)
                 return
             try:
                 skip = 1 if running_compiled_code else 0
                 lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=skip)
-                text = strip_ansi(shell.InteractiveTB.stb2text(lines))
-            except Exception:  # formatting must never hide the user's error
-                text = f"{etype.__name__}: {value}"
+                text = clean(shell.InteractiveTB.stb2text(lines))
+            except Exception:  # noqa: BLE001 -- formatting must never hide the user's error
+                text = clean(f"{etype.__name__}: {value}")
             lineno = getattr(value, "lineno", None) if isinstance(value, SyntaxError) else _lineno(tb)
-            errors.append(ErrorInfo(etype.__name__, str(value), text, lineno))
+            errors.append(ErrorInfo(etype.__name__, clean(str(value)), text, lineno))
 
         def showsyntaxerror(filename: Any = None, running_compiled_code: bool = False) -> None:
             showtraceback()
 
+        def ask_exit() -> None:
+            # exit()/quit() would end the user's kernel once the cell is done.
+            exits.append(True)
+
         with ExitStack() as stack:
             for obj, name, value in (
-                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t))),
-                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t))),
+                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t), SHOWN_LIMIT)),
+                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t), SHOWN_LIMIT)),
                 (publisher, "publish", publish),
                 (hook, "write_format_data", write_format_data),
                 (shell, "showtraceback", showtraceback),
                 (shell, "showsyntaxerror", showsyntaxerror),
+                (shell, "ask_exit", ask_exit),
             ):
                 stack.enter_context(_swapped(obj, name, value))
             yield

@@ -40,13 +40,13 @@ class CellRun:
 
 
 def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelManager, BlockingKernelClient]:
-    # A fresh working directory: files the kernel writes (replay records) stay out of the repository.
-    cwd = cwd or tempfile.mkdtemp(prefix="aici-kernel-")
     full = dict(os.environ)
     full.update(env)
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60, cwd=cwd)
+    # A fresh folder per kernel unless told: replay records never leak into the repo.
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
+                              cwd=cwd or tempfile.mkdtemp(prefix="aici-kernel-"))
     return km, kc
 
 

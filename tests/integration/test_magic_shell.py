@@ -122,7 +122,9 @@ def test_help_is_the_docstring(ip: Any) -> None:
 def test_no_endpoint_and_wrong_key(ip: Any, model_server: ScriptedOpenAIServer,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL")
-    assert isinstance(ip.run_cell("%ask hi").error_in_exec, NoEndpoint)
+    ip.run_line_magic("config", "AskMagics.local_fallback = False")  # as without the [local] extra
+    error = ip.run_cell("%ask hi").error_in_exec
+    assert isinstance(error, NoEndpoint) and "jupyter-ai-ci[local]" in str(error)
     monkeypatch.setenv("OPENAI_BASE_URL", model_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     model_server.api_key = "sk-right"

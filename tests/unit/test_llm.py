@@ -127,3 +127,11 @@ def test_async_client_streams(model_server: ScriptedOpenAIServer) -> None:
 def test_host_never_includes_the_key() -> None:
     e = Endpoint(model="m", base_url="https://user:secret@example.org/v1", api_key="sk-secret")
     assert e.host == "example.org"
+
+
+def test_max_tokens_is_sent_only_when_set(model_server: ScriptedOpenAIServer) -> None:
+    model_server.script("a", "b")
+    client(model_server).complete(HI)
+    client(model_server, max_tokens=64).complete(HI)
+    assert "max_tokens" not in model_server.requests[0]
+    assert model_server.requests[1]["max_tokens"] == 64

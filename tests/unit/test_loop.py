@@ -65,7 +65,7 @@ def test_fix_request_carries_code_output_and_traceback() -> None:
 
 
 def test_retries_bound_total_attempts() -> None:
-    replies = [block(f"fail {i} BAD") for i in range(10)]
+    replies = [block(f"fail_{i} = 'BAD'") for i in range(10)]
     # Distinct errors each time (the marker differs), so no early stop.
     outcome, model, ex = run(replies, lambda c: fails_on(c)(c), retries=3)
     assert outcome.status == "failed"
@@ -98,9 +98,9 @@ def test_no_run_executes_nothing() -> None:
 
 
 def test_later_blocks_do_not_run_after_a_failure() -> None:
-    reply = block("first BAD") + block("second")
+    reply = block("first = 'BAD'") + block("second")
     outcome, model, ex = run([reply, block("fixed")], fails_on("BAD"))
-    assert ex.ran == ["first BAD", "fixed"]
+    assert ex.ran == ["first = 'BAD'", "fixed"]
     assert "Block 1 of 2 failed" in model.requests[1][-1].content
 
 
@@ -129,19 +129,19 @@ def test_loop_yields_notices_and_model_calls_in_order() -> None:
     kinds = []
     action = next(loop)
     replies = iter([block("BAD"), block("ok")])
-    from jupyter_ai_ci.events import ModelReply
+    from jupyter_ai_ci.events import Execute, ModelReply
     with pytest.raises(StopIteration) as stop:
         while True:
             kinds.append(type(action).__name__ + (f":{action.kind}" if isinstance(action, Notice) else ""))
             if isinstance(action, CallModel):
                 action = loop.send(ModelReply(next(replies)))
-            elif isinstance(action, Notice):
-                action = loop.send(None)
-            else:
+            elif isinstance(action, Execute):
                 action = loop.send(fails_on("BAD")(action.code))
+            else:  # notices; Checkpoint/Rollback/Commit answered by a driver that cannot undo
+                action = loop.send(None)
     assert stop.value.value.status == "success"
-    assert kinds == ["CallModel", "Notice:attempt", "Execute", "Notice:retrying",
-                     "CallModel", "Notice:attempt", "Execute"]
+    assert kinds == ["CallModel", "Notice:attempt", "Checkpoint", "Execute", "Rollback", "Notice:undone",
+                     "Notice:retrying", "CallModel", "Notice:attempt", "Checkpoint", "Execute", "Commit"]
 
 
 def test_usage_and_timings_are_summed() -> None:

@@ -1,0 +1,183 @@
+"""Run tasks through the agent loop in real kernels and record what happened.
+
+The same pieces as ``jupyter ai-ci run``: a ``KernelExecutor`` (local kernel or
+gateway), the in-kernel context, ``adrive`` with asyncio.  ``jobs`` workers
+each own a kernel (and, in scripted mode, their own scripted server, so
+replies meant for one run never reach another); between tasks a worker
+resets its kernel's namespace instead of starting a new kernel, which costs
+a second or two each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.drivers import Timings, adrive
+from jupyter_ai_ci.errors import AICIError, KernelError
+from jupyter_ai_ci.executors.kernel import KernelConnection, KernelExecutor
+from jupyter_ai_ci.headless import RunOptions, kernel_context, start_kernel
+from jupyter_ai_ci.llm import AsyncModelClient, Endpoint, OpenAIClient
+from jupyter_ai_ci.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+from . import answer as answer_module
+from .schedules import replies
+from .tasks import Task
+
+_MARK = "\x02answer\x03"
+_FETCH = inspect.getsource(answer_module) + f"""
+import json as _json
+print({_MARK!r} + _json.dumps(to_jsonable(globals().get('answer', MISSING)), default=str))
+"""
+_RESET = "get_ipython().run_line_magic('reset', '-f')\nimport os, matplotlib.pyplot as _plt\n_plt.close('all')\n"
+
+
+@dataclass
+class TaskRun:
+    task: str
+    category: str
+    schedule: str  # "model" for a real endpoint
+    status: str  # the loop's outcome, or "error" (model or kernel failure)
+    attempts: int
+    correct: bool  # ran without error and the checker accepts the answer
+    silent_wrong: bool  # ran without error, and the checker rejects the answer
+    prompt_tokens: int
+    completion_tokens: int
+    model_seconds: float
+    execute_seconds: float
+    own_seconds: float
+    executions: int  # the loop's kernel executions (not the harness's own)
+    error: str = ""
+
+
+@dataclass
+class Job:
+    task: Task
+    schedule: str
+
+
+@dataclass
+class BenchConfig:
+    data_dir: Path
+    retries: int = 5
+    jobs: int = 1
+    endpoint: Endpoint | None = None  # None: scripted model
+    gateway_url: str = ""
+    gateway_token: str = ""
+    timeout: float = 120.0
+    context_tokens: int = 3000
+
+
+class Worker:
+    def __init__(self, config: BenchConfig) -> None:
+        self.config = config
+        self.server: ScriptedOpenAIServer | None = None
+        self.kernel: KernelConnection | None = None
+        self.executor: KernelExecutor | None = None
+        self.model: AsyncModelClient | None = None
+
+    async def start(self, shared: AsyncModelClient | None) -> None:
+        if shared is None:
+            self.server = ScriptedOpenAIServer().start()
+            self.model = OpenAIClient(Endpoint(model="scripted", base_url=self.server.base_url, max_retries=0))
+        else:
+            self.model = shared
+        await self._start_kernel()
+
+    async def _start_kernel(self) -> None:
+        options = RunOptions(request="", gateway_url=self.config.gateway_url,
+                             gateway_token=self.config.gateway_token)
+        self.kernel = await start_kernel(options, self.config.data_dir)
+        self.executor = KernelExecutor(self.kernel, timeout=self.config.timeout)
+
+    async def stop(self) -> None:
+        if self.kernel is not None:
+            await self.kernel.shutdown()
+        if self.server is not None:
+            self.server.stop()
+
+    async def run(self, job: Job) -> TaskRun:
+        assert self.executor is not None and self.model is not None
+        task, config = job.task, self.config
+        if self.server is not None:
+            self.server.script(*replies(task, job.schedule, config.retries))
+        chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
+        await self.executor.run(_RESET + chdir, store_history=False)
+        timings = Timings()
+        settings = LoopSettings(retries=config.retries)
+        try:
+            started = time.perf_counter()
+            context = await kernel_context(self.executor, task.request(), [], config.context_tokens)
+            # Built by a kernel round trip: counted as execution time, like the loop's own runs.
+            spent = time.perf_counter() - started
+            timings.total += spent
+            timings.execute += spent
+            outcome = await adrive(agent_loop(task.request(), context, settings), self.model, self.executor,
+                                   None, timings)
+        except AICIError as exc:
+            if isinstance(exc, KernelError):
+                await self._restart_kernel()
+            return TaskRun(task.id, task.category, job.schedule, "error", 0, False, False, 0, 0,
+                           timings.model, timings.execute, timings.own, 0, f"{type(exc).__name__}: {exc}")
+        got = await self._answer() if outcome.status == "success" else None
+        ran = outcome.status == "success"
+        correct = ran and task.passes(got, config.data_dir)
+        last = outcome.last_error
+        return TaskRun(
+            task.id, task.category, job.schedule, outcome.status, len(outcome.attempts), correct,
+            ran and not correct, outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
+            timings.model, timings.execute, timings.own,
+            sum(len(a.results) for a in outcome.attempts),
+            last.one_line() if last and not ran else "",
+        )
+
+    async def _answer(self) -> Any:
+        assert self.executor is not None
+        result = await self.executor.run(_FETCH, store_history=False, max_output_chars=200_000)
+        if _MARK not in result.output:
+            return None
+        return json.loads(result.output.split(_MARK, 1)[1])
+
+    async def _restart_kernel(self) -> None:
+        if self.kernel is not None:
+            try:
+                await self.kernel.shutdown()
+            except (AICIError, OSError):
+                pass
+        await self._start_kernel()
+
+
+async def run_bench(jobs: list[Job], config: BenchConfig,
+                    progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
+    """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
+    shared = OpenAIClient(config.endpoint) if config.endpoint is not None else None
+    queue: asyncio.Queue[tuple[int, Job]] = asyncio.Queue()
+    for item in enumerate(jobs):
+        queue.put_nowait(item)
+    results: dict[int, TaskRun] = {}
+
+    async def work() -> None:
+        worker = Worker(config)
+        try:
+            await worker.start(shared)
+            while not queue.empty():
+                index, job = queue.get_nowait()
+                results[index] = await worker.run(job)
+                if progress:
+                    progress(results[index], len(results), len(jobs))
+        finally:
+            await worker.stop()
+
+    await asyncio.gather(*(work() for _ in range(min(config.jobs, len(jobs)))))
+    return [results[i] for i in range(len(jobs))]
+
+
+def as_records(runs: list[TaskRun]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in runs]

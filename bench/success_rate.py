@@ -1,0 +1,125 @@
+"""Success rate of the agent loop over our task suite, by attempts allowed.
+
+    python bench/success_rate.py --scripted            # exact figures, no model needed (CI)
+    python bench/success_rate.py --model gpt-4o-mini   # a real endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
+
+Writes success.json, success.png and prints a table (a progress bar on stderr
+while it runs).  See docs/headless.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.success.data import generate  # noqa: E402
+from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
+from bench.success.report import chart, summarize, table, write_json  # noqa: E402
+from bench.success.schedules import schedule_names  # noqa: E402
+from bench.success.suite import TASKS  # noqa: E402
+from bench.success.tasks import Task  # noqa: E402
+from jupyter_ai_ci.config import AICISettings  # noqa: E402
+from jupyter_ai_ci.errors import AICIError  # noqa: E402
+from jupyter_ai_ci.llm import Endpoint  # noqa: E402
+
+
+class Progress:
+    """A one-line bar on a terminal; a line per tenth of the runs otherwise (CI logs)."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.correct = 0
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, run: TaskRun, done: int, total: int) -> None:
+        self.correct += run.correct
+        width = 30
+        filled = width * done // total
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  correct {self.correct}  "
+                f"{time.perf_counter() - self.started:.0f}s  {run.task} ({run.schedule}): {run.status}")
+        if self.tty:
+            sys.stderr.write("\r" + line[:110].ljust(110) + ("\n" if done == total else ""))
+        elif done == total or done % max(total // 10, 1) == 0:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
+    mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY")
+    p.add_argument("--tasks", default="", help="comma-separated task ids or categories (default: all)")
+    p.add_argument("--schedules", default="", help="scripted: comma-separated (default: all)")
+    p.add_argument("--retries", type=int, default=5, help="fix attempts after a failure (default 5)")
+    p.add_argument("--repeat", type=int, default=1, help="real model: runs per task (default 1)")
+    p.add_argument("--jobs", type=int, default=2, help="kernels at once (default 2)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per cell before interrupt")
+    p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per model request")
+    p.add_argument("--gateway-url", default=os.environ.get("JUPYTER_GATEWAY_URL", ""))
+    p.add_argument("--gateway-token", default=os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN", ""))
+    p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
+    return p.parse_args(argv)
+
+
+def select(spec: str) -> list[Task]:
+    if not spec:
+        return list(TASKS)
+    wanted = {s.strip() for s in spec.split(",") if s.strip()}
+    chosen = [t for t in TASKS if t.id in wanted or t.category in wanted]
+    unknown = wanted - {t.id for t in chosen} - {t.category for t in chosen}
+    if unknown:
+        raise SystemExit(f"unknown task or category: {', '.join(sorted(unknown))}")
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    tasks = select(args.tasks)
+    mode = "scripted" if args.scripted else args.model
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or Path(__file__).parent / "results" / f"success-{mode.replace('/', '_')}-{stamp}"
+    out.mkdir(parents=True, exist_ok=True)
+    data_dir = out / "data"
+    generate(data_dir)
+    if args.scripted:
+        schedules = [s.strip() for s in args.schedules.split(",") if s.strip()] or schedule_names()
+        jobs = [Job(t, s) for s in schedules for t in tasks]
+        endpoint = None
+        group = "by_schedule"
+    else:
+        endpoint = Endpoint.from_settings(AICISettings(request_timeout=args.request_timeout), model=args.model)
+        try:
+            endpoint.check()
+        except AICIError as exc:
+            raise SystemExit(f"success_rate: {exc}") from None
+        jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
+        group = "by_category"
+    config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint,
+                         gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout)
+    started = time.perf_counter()
+    runs = asyncio.run(run_bench(jobs, config, Progress()))
+    wall = time.perf_counter() - started
+    max_attempts = args.retries + 1
+    summary = summarize(runs, max_attempts)
+    meta = {"mode": mode, "endpoint": endpoint.host if endpoint else "scripted (local)", "tasks": len(tasks),
+            "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
+            "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    write_json(out / "success.json", meta, as_records(runs), summary)
+    title = f"jupyter-ai-ci success rate — {mode}, {len(tasks)} tasks, up to {max_attempts} attempts"
+    chart(out / "success.png", summary, max_attempts, title, group)
+    print(table(summary, "by_task", max_attempts))
+    print()
+    print(table(summary, group, max_attempts))
+    print(f"\n{len(runs)} runs in {wall:.1f} s with {args.jobs} kernel(s); wrote {out}/success.json, success.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""``jupyter ai-ci run NOTEBOOK… --prompt "…"``: the agent loop from the command line.
+
+A traitlets ``JupyterApp``, so every option is also configuration
+(``c.RunApp.jobs = 4``, ``c.AICISettings.model = …`` in
+``jupyter_ai_ci_config.py``), and ``jupyter ai-ci`` finds the
+``jupyter-ai-ci`` script like any Jupyter subcommand.  Runs are driven with
+asyncio: ``--jobs`` notebooks at once, each with its own kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from jupyter_core.application import JupyterApp, base_aliases, base_flags
+from traitlets import Bool, CFloat, CInt, TraitError, Unicode, default
+
+from . import __version__
+from .config import AICISettings
+from .errors import AICIError
+from .events import CallModel, Execute, ExecutionResult, Notice
+from .headless import (
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_USAGE,
+    RunOptions,
+    RunResult,
+    error_exit,
+    run_notebook,
+    summary,
+)
+from .llm import Endpoint, OpenAIClient
+from .loop import LoopSettings
+
+
+class TerminalReporter:
+    """Progress on stderr: attempts and retries always, the model's text when on a TTY alone."""
+
+    def __init__(self, label: str, stream: TextIO, show_text: bool) -> None:
+        self.label = label
+        self.stream = stream
+        self.show_text = show_text
+
+    def _say(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def model_started(self, call: CallModel) -> None:
+        what = {"first": "writing code", "fix": "fixing", "next-step": "next step"}[call.purpose]
+        self._say(f"{self.label}── model: {what} ──\n")
+
+    def model_text(self, text: str) -> None:
+        if self.show_text:
+            self._say(text)
+
+    def model_finished(self) -> None:
+        if self.show_text:
+            self._say("\n")
+
+    def notice(self, notice: Notice) -> None:
+        mark = {"retrying": "✗", "attempt": "▶"}.get(notice.kind, "·")
+        self._say(f"{self.label}{mark} {notice.text}\n")
+
+    def executing(self, action: Execute) -> None:
+        pass
+
+    def executed(self, action: Execute, result: ExecutionResult) -> None:
+        for note in result.notes:
+            self._say(f"{self.label}· {note}\n")
+
+
+class RunApp(JupyterApp):
+    name = "jupyter-ai-ci-run"
+    version = __version__
+    description = """Run a request against notebooks, headless: start a kernel for each (locally, or on a
+    Kernel/Enterprise Gateway), let the model write code, run it, fix it from the traceback,
+    append the cells that worked (with outputs and provenance) and save. Exit status: 0 done,
+    1 gave up, 2 usage, 3 model endpoint, 4 kernel or gateway, 5 an existing cell raised,
+    130 interrupted (the notebook is then unchanged)."""
+    examples = 'jupyter ai-ci run analysis.ipynb --prompt "Plot revenue per region from sales.csv"'
+    classes = [AICISettings]
+
+    prompt = Unicode("", help="The request.").tag(config=True)
+    prompt_file = Unicode("", help="Read the request from this file ('-': stdin).").tag(config=True)
+    run_existing = Bool(False, help="Run the notebook's cells first, so the context is real.").tag(config=True)
+    kernel_name = Unicode("python3", help="Kernel to start (a kernelspec name).").tag(config=True)
+    gateway_url = Unicode(help="Kernel/Enterprise Gateway URL; empty: a local kernel. "
+                               "Default: $JUPYTER_GATEWAY_URL.").tag(config=True)
+    gateway_token = Unicode(help="Gateway auth token. Default: $JUPYTER_GATEWAY_AUTH_TOKEN.").tag(config=True)
+    jobs = CInt(1, help="Notebooks run at once, each with its own kernel.").tag(config=True)
+    timeout = CFloat(600.0, help="Seconds a generated cell may run before it is interrupted "
+                                 "(the model is told, and may fix it).").tag(config=True)
+    receive_timeout = CFloat(5.0, help="Seconds without a kernel message before checking that the "
+                                       "kernel lives (and gateway request timeout).").tag(config=True)
+    startup_timeout = CFloat(60.0, help="Seconds to wait for a kernel to start.").tag(config=True)
+    json_file = Unicode("", help="Also write a JSON record of every run here (status, attempts, "
+                                 "tokens, seconds), for scripts and CI.").tag(config=True)
+
+    @default("config_file_name")
+    def _default_config_file_name(self) -> str:
+        # One file for every driver: ~/.jupyter/jupyter_ai_ci_config.py (or --config FILE).
+        return "jupyter_ai_ci_config"
+
+    @default("gateway_url")
+    def _default_gateway_url(self) -> str:
+        return os.environ.get("JUPYTER_GATEWAY_URL", "")
+
+    @default("gateway_token")
+    def _default_gateway_token(self) -> str:
+        return os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN", "")
+
+    aliases = {
+        **base_aliases,
+        "prompt": "RunApp.prompt", "prompt-file": "RunApp.prompt_file", "kernel": "RunApp.kernel_name",
+        "gateway-url": "RunApp.gateway_url", "gateway-token": "RunApp.gateway_token", "jobs": "RunApp.jobs",
+        "timeout": "RunApp.timeout", "receive-timeout": "RunApp.receive_timeout",
+        "startup-timeout": "RunApp.startup_timeout", "json": "RunApp.json_file", "model": "AICISettings.model",
+        "retries": "AICISettings.retries", "steps": "AICISettings.steps",
+    }
+    flags = {**base_flags, "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first.")}
+
+    def fail(self, code: int, message: str) -> NoReturn:
+        print(f"jupyter ai-ci: {message}", file=sys.stderr)
+        raise SystemExit(code)
+
+    def request(self) -> str:
+        if self.prompt and self.prompt_file:
+            self.fail(EXIT_USAGE, "give --prompt or --prompt-file, not both")
+        if self.prompt_file:
+            try:
+                text = sys.stdin.read() if self.prompt_file == "-" else Path(self.prompt_file).read_text()
+            except OSError as exc:
+                self.fail(EXIT_USAGE, f"cannot read --prompt-file: {exc.strerror}: {self.prompt_file}")
+            return text.strip()
+        return str(self.prompt).strip()
+
+    def start(self) -> None:
+        request = self.request()
+        paths = [Path(p) for p in self.extra_args]
+        if not paths:
+            self.fail(EXIT_USAGE, 'name a notebook: jupyter ai-ci run NOTEBOOK.ipynb --prompt "…"')
+        if not request:
+            self.fail(EXIT_USAGE, 'give a request with --prompt "…" or --prompt-file FILE')
+        if self.jobs < 1:
+            self.fail(EXIT_USAGE, "--jobs must be at least 1")
+        for path in paths:
+            if path.suffix != ".ipynb" or not path.parent.resolve().is_dir():
+                self.fail(EXIT_USAGE, f"{path}: expected NAME.ipynb in an existing directory")
+        try:
+            settings = AICISettings(parent=self)
+        except TraitError as exc:
+            self.fail(EXIT_USAGE, str(exc).splitlines()[0])
+        endpoint = Endpoint.from_settings(settings)
+        try:
+            endpoint.check()
+        except AICIError as exc:
+            self.fail(EXIT_MODEL, str(exc))
+        options = RunOptions(
+            request=request, kernel_name=self.kernel_name, gateway_url=self.gateway_url,
+            gateway_token=self.gateway_token, run_existing=self.run_existing, timeout=self.timeout,
+            receive_timeout=self.receive_timeout, startup_timeout=self.startup_timeout,
+            loop=LoopSettings(retries=settings.retries, steps=settings.steps,
+                              max_output_chars=settings.max_output_chars,
+                              max_traceback_chars=settings.max_output_chars * 2),
+            context_tokens=settings.max_context_tokens,
+        )
+        try:
+            results = asyncio.run(run_all(paths, options, endpoint, self.jobs))
+        except KeyboardInterrupt:
+            self.fail(EXIT_INTERRUPTED, "interrupted; notebooks not yet finished were not changed")
+        if self.json_file:
+            Path(self.json_file).write_text(summary(results) + "\n")
+        codes = [r.exit_code for r in results if r.exit_code]
+        raise SystemExit(codes[0] if codes else 0)
+
+
+async def run_all(paths: list[Path], options: RunOptions, endpoint: Endpoint, jobs: int) -> list[RunResult]:
+    """Every notebook, ``jobs`` at a time; each result line printed as it finishes."""
+    client = OpenAIClient(endpoint)
+    gate = asyncio.Semaphore(jobs)
+    alone = len(paths) == 1
+
+    async def one(path: Path) -> RunResult:
+        async with gate:
+            label = "" if alone else f"[{path.name}] "
+            reporter = TerminalReporter(label, sys.stderr, show_text=alone and sys.stderr.isatty())
+            try:
+                result = await run_notebook(path, options, client, endpoint.model, endpoint.host, reporter)
+            except AICIError as exc:
+                result = error_exit(path, exc)
+            mark, out = ("✓", sys.stdout) if result.exit_code == 0 else ("✗", sys.stderr)
+            print(f"{mark} {path}: {result.message}", file=out, flush=True)
+            return result
+
+    return list(await asyncio.gather(*(one(p) for p in paths)))
+
+
+class AICIApp(JupyterApp):
+    name = "jupyter-ai-ci"
+    version = __version__
+    description = "jupyter-ai-ci from the command line."
+    subcommands: dict[str, Any] = {
+        "run": (RunApp, "Run a request against notebooks, headless, and append the generated cells."),
+    }
+
+    def start(self) -> None:
+        if self.subapp is None:
+            self.print_help()
+            print("\nsubcommand: run (jupyter ai-ci run --help)")
+            raise SystemExit(EXIT_USAGE)
+        self.subapp.start()
+
+
+main = launch_new_instance = AICIApp.launch_instance
+
+if __name__ == "__main__":
+    main()

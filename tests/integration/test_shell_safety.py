@@ -1,0 +1,59 @@
+"""The in-process executor in a real IPython shell: timeouts, exit(), transactions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.executors.shell import ShellExecutor
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[Any]:
+    from IPython.testing import globalipapp
+
+    globalipapp.start_ipython()  # None when another test module started it first
+    yield globalipapp.get_ipython()
+
+
+def test_checkpoint_rollback_through_run_cell(shell: Any) -> None:
+    shell.run_cell("import pandas as pd\nframe = pd.DataFrame({'x': [1, 2]})\nseen = [frame]")
+    ex = ShellExecutor(shell)
+    code = "frame['x'] *= 10\nseen.append(None)\ncreated = 1\nraise KeyError('k')"
+    assert set(ex.checkpoint([code]).saved) >= {"frame", "seen"}
+    result = ex.execute(code)
+    assert result.error is not None and result.error.ename == "KeyError"
+    undone = ex.rollback()
+    ns = shell.user_ns
+    assert ns["frame"]["x"].tolist() == [1, 2] and ns["seen"][0] is ns["frame"] and len(ns["seen"]) == 1
+    assert "created" not in ns and "created" in undone.dropped
+
+
+def test_timeout_interrupts_sleep_and_busy_loops(shell: Any) -> None:
+    ex = ShellExecutor(shell, timeout=0.5)
+    for code in ("import time\ntime.sleep(30)", "while True:\n    pass",
+                 ("while True:\n    try:\n        time.sleep(5)\n    except KeyboardInterrupt:\n"
+                  "        pass")):
+        t0 = time.perf_counter()
+        result = ex.execute(code)
+        elapsed = time.perf_counter() - t0
+        assert result.error is not None and result.error.ename == "TimeoutError", code
+        assert elapsed < 25, (code, elapsed)
+    assert ex.execute("print('still here')").output == "still here\n"
+
+
+def test_exit_does_not_end_the_shell(shell: Any) -> None:
+    result = ShellExecutor(shell).execute("exit()")
+    assert result.error is not None and result.error.ename == "SystemExit"
+    assert not shell.exit_now
+
+
+def test_outputs_are_clean_text(shell: Any) -> None:
+    result = ShellExecutor(shell).execute(
+        "print('\\x1b[32mgreen\\x1b[0m', b'\\xff'.decode('utf-8', 'surrogateescape'))")
+    assert result.output == "green \\xff\n"

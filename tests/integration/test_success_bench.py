@@ -1,0 +1,63 @@
+"""The success-rate benchmark end to end: real kernels, a real scripted HTTP model per worker,
+every schedule; the figures at N attempts must come out exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.success.schedules import expected_attempts, fenced, schedule_names
+from bench.success.suite import TASKS as SUITE
+from bench.success_rate import main
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+TASKS = "dedupe_count,welch_ttest,bar_revenue_region"
+RETRIES = 5
+
+
+def test_every_schedule_gives_exact_figures(tmp_path: Path, capsys: object) -> None:
+    assert main(["--scripted", "--tasks", TASKS, "--jobs", "2", "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "success.json").read_text())
+    runs = record["runs"]
+    schedules = schedule_names()
+    assert len(runs) == 3 * len(schedules)
+    for r in runs:
+        succeeds, attempts = expected_attempts(r["schedule"], RETRIES)
+        assert (r["correct"], r["attempts"]) == (succeeds, attempts), r
+        assert r["executions"] == attempts  # one block per reply, each run once
+        assert r["silent_wrong"] == (r["schedule"] == "wrong"), r
+        assert r["status"] == {"never": "failed"}.get(r["schedule"], "success"), r
+        assert r["prompt_tokens"] > 0 and r["model_seconds"] > 0 and r["execute_seconds"] > 0
+    overall = record["summary"]["overall"]
+    # fail-k succeeds at attempt k+1 (k = 0..5); "never" and "wrong" never count.
+    assert overall["success_at"] == [round(n / 8, 6) for n in range(1, 7)]
+    assert (overall["silent_wrong"], overall["failed"], overall["errors"]) == (3, 3, 0)
+    by_schedule = record["summary"]["by_schedule"]
+    assert by_schedule["fail-2"]["success_at"] == [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    assert by_schedule["never"]["attempts"] == 3 * 6
+    png = (tmp_path / "success.png").read_bytes()
+    assert png[:4] == b"\x89PNG"
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "overall" in out and "24 runs in" in out
+    totals = [line.split() for line in out.splitlines() if line.startswith("overall")]
+    assert totals[0][:8] == ["overall", "24", "12%", "25%", "38%", "50%", "62%", "75%"]
+
+
+def test_any_openai_endpoint_as_the_model(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    """The --model path, with the scripted server standing in for a real endpoint."""
+    by_id = {t.id: t for t in SUITE}
+    model_server.script(
+        fenced(by_id["dedupe_count"].reference),  # right first time
+        fenced("import pandas as pd\nanswer = pd.read_csv('sales.csv')['date'].iloc[0]"),  # runs, wrong
+        fenced("answer = 1 / 0"), Reply(fenced(by_id["units_p90"].reference), require="ZeroDivisionError"),
+    )
+    assert main(["--model", "stand-in", "--tasks", "dedupe_count,busiest_weekday,units_p90", "--jobs", "1",
+                 "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "success.json").read_text())
+    assert [(r["task"], r["correct"], r["silent_wrong"], r["attempts"]) for r in record["runs"]] == [
+        ("dedupe_count", True, False, 1), ("busiest_weekday", False, True, 1), ("units_p90", True, False, 2)]
+    assert {r["model"] for r in model_server.requests} == {"stand-in"}
+    assert record["meta"]["endpoint"] == f"127.0.0.1:{model_server.port}"
+    overall = record["summary"]["overall"]
+    assert overall["success_at"][:2] == [round(1 / 3, 6), round(2 / 3, 6)]
+    assert set(record["summary"]["by_category"]) == {"cleaning", "dates", "stats"}

@@ -1,0 +1,103 @@
+"""The success-rate benchmark's parts, without kernels: data, tasks and checkers, schedules, figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.success.data import generate
+from bench.success.harness import TaskRun
+from bench.success.report import chart, success_at, summarize, table, write_json
+from bench.success.schedules import expected_attempts, replies, schedule_names
+from bench.success.suite import TASKS
+from bench.success.tasks import Task
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("data")
+    generate(path)
+    return path
+
+
+def test_suite_is_large_and_covers_every_category() -> None:
+    assert len(TASKS) >= 30
+    assert len({t.id for t in TASKS}) == len(TASKS)
+    assert {t.category for t in TASKS} == {"cleaning", "groupby", "join", "dates", "stats", "plot", "import"}
+    assert all(t.request().endswith("Store the result in a variable named `answer`.") for t in TASKS)
+
+
+def test_data_is_deterministic(data_dir: Path, tmp_path: Path) -> None:
+    written = generate(tmp_path)
+    assert len(written) == 5
+    for path in written:
+        assert path.read_bytes() == (data_dir / path.name).read_bytes(), path.name
+
+
+def perturbed(value: Any) -> Any:
+    """A near miss of a right answer: what a plausible but wrong analysis returns."""
+    if isinstance(value, float):
+        return value * 1.05 + 1
+    if isinstance(value, str):
+        return value + "x"
+    if isinstance(value, list):
+        return value[:-1] if value else ["x"]
+    if isinstance(value, dict):
+        if "figure" in value:
+            return {"figure": []}
+        key = next(iter(value))
+        return {**value, key: perturbed(value[key])}
+    return None
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_reference_passes_and_near_misses_fail(task: Task, data_dir: Path) -> None:
+    expected = task.expected(data_dir)
+    assert task.passes(json.loads(json.dumps(expected)), data_dir)  # survives the trip from the kernel
+    assert not task.passes(perturbed(expected), data_dir)
+    assert not task.passes(None, data_dir)
+    assert not task.passes("<no variable named answer>", data_dir)
+
+
+def test_schedules_script_exact_replies() -> None:
+    task = TASKS[0]
+    assert schedule_names() == ["fail-0", "fail-1", "fail-2", "fail-3", "fail-4", "fail-5", "never", "wrong"]
+    fail3 = replies(task, "fail-3", retries=5)
+    assert len(fail3) == 4 and task.reference in fail3[-1].text
+    # Each fix is served only if the previous traceback was sent back.
+    assert [r.require for r in fail3] == [None, "undefined_name_0", "undefined_name_1", "undefined_name_2"]
+    assert len(replies(task, "never", retries=5)) == 6
+    assert expected_attempts("fail-3", 5) == (True, 4)
+    assert expected_attempts("fail-5", 2) == (False, 3)
+    assert expected_attempts("never", 5) == (False, 6)
+    with pytest.raises(ValueError, match="unknown schedule"):
+        replies(task, "sometimes", retries=5)
+
+
+def run(task: str, attempts: int, correct: bool, status: str = "success", schedule: str = "s") -> TaskRun:
+    return TaskRun(task, "c", schedule, status, attempts, correct, status == "success" and not correct,
+                   10, 5, 0.5, 0.25, 0.01, attempts)
+
+
+def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) -> None:
+    runs = [run("a", 1, True), run("b", 3, True), run("c", 2, False), run("d", 4, False, "failed"),
+            run("e", 0, False, "answered")]
+    assert success_at(runs, 4) == [0.2, 0.2, 0.4, 0.4]
+    summary = summarize(runs, 4)
+    overall = summary["overall"]
+    assert (overall["runs"], overall["success"], overall["silent_wrong"], overall["failed"],
+            overall["no_code"]) == (5, 2, 1, 1, 1)
+    assert overall["executions"] == 10 and overall["prompt_tokens"] == 50
+    assert overall["own_ms_per_attempt"] == pytest.approx(1000 * 0.05 / 10)
+    text = table(summary, "by_task", 4)
+    assert text.splitlines()[0].split()[:6] == ["task", "runs", "ok@1", "ok@2", "ok@3", "ok@4"]
+    assert text.splitlines()[-1].split() == ["overall", "5", "20%", "20%", "40%", "40%", "1", "1", "1", "0",
+                                             "75", "2.50", "5.00", "10"]
+    write_json(tmp_path / "s.json", {"mode": "t"}, [], summary)
+    assert json.loads((tmp_path / "s.json").read_text())["summary"]["overall"]["success_at"] == [0.2, 0.2, 0.4, 0.4]
+    chart(tmp_path / "s.png", summary, 4, "test", "by_task")
+    png = (tmp_path / "s.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

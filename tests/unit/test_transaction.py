@@ -1,0 +1,140 @@
+"""Transactions on a plain namespace: what may change, snapshot, restore."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_ai_ci.transaction import Transaction, may_change
+
+
+@pytest.mark.parametrize("code, names", [
+    ("x = 1", {"x"}),
+    ("a, (b, c) = 1, (2, 3)", {"a", "b", "c"}),
+    ("df['x'] *= 2", {"df"}),
+    ("df.loc[0, 'x'] = 5", {"df"}),
+    ("obj.attr.inner = 5", {"obj"}),
+    ("n += 1", {"n"}),
+    ("lst.append(1)", {"lst"}),
+    ("d.update(a=1)", {"d"}),
+    ("df.drop(columns=['a'], inplace=True)", {"df"}),
+    ("df.sort_values('a')", set()),  # returns a new frame
+    ("df['a'].fillna(0, inplace=True)", {"df"}),
+    ("random.shuffle(cards)", {"cards"}),
+    ("np.random.shuffle(arr)", {"arr"}),
+    ("np.mean(arr)\nprint(arr)\nlen(arr)", set()),
+    ("del old", {"old"}),
+    ("for i in range(3): pass", {"i"}),
+    ("import numpy as np\nfrom os import path as p", {"np", "p"}),
+    ("def f():\n    local = 1\n    shared.append(1)", {"f", "shared"}),
+    ("def f():\n    global counter\n    counter = 1", {"f", "counter"}),
+    ("class C:\n    y = 1", {"C"}),
+    ("model.fit(X, y)", {"model", "X", "y"}),
+    ("[z for z in range(3)]", set()),
+    ("(w := 5)", {"w"}),
+    ("!ls", set()),
+])
+def test_may_change(code: str, names: set[str]) -> None:
+    assert may_change([code]) == names
+
+
+class Box:
+    def __init__(self) -> None:
+        self.items = [1, 2]
+        self.lock = None
+
+
+def fail(ns: dict[str, Any], code: str) -> None:
+    with contextlib.suppress(Exception):
+        exec(code, ns)  # noqa: S102 -- what an attempt does
+
+
+def test_rollback_restores_contents_bindings_and_drops_new_names() -> None:
+    df = pd.DataFrame({"x": [1, 2, 3]})
+    arr = np.arange(3)
+    box = Box()
+    ns: dict[str, Any] = {"df": df, "alias": df, "lst": [1], "d": {"a": 1}, "s": {1},
+                          "arr": arr, "box": box, "n": 5, "gone": "keep me"}
+    code = ("df['x'] *= 2\nlst.append(2)\nd['b'] = 2\ns.add(2)\narr += 1\nbox.items.append(3)\n"
+            "box.extra = 1\nn += 1\nnew = 1\ndel gone\nraise ValueError")
+    t = Transaction(ns)
+    report = t.begin([code])
+    assert set(report.saved) >= {"df", "lst", "d", "s", "arr", "box"} and not report.not_saved
+    fail(ns, code)
+    assert ns["lst"] == [1, 2] and "new" in ns
+    undone = t.rollback()
+    assert ns["df"]["x"].tolist() == [1, 2, 3]
+    assert ns["df"] is df and ns["alias"] is df  # restored in place: aliases see it too
+    assert ns["lst"] == [1] and ns["d"] == {"a": 1} and ns["s"] == {1}
+    assert ns["arr"] is arr and arr.tolist() == [0, 1, 2]
+    assert ns["box"] is box and box.items == [1, 2] and not hasattr(box, "extra")
+    assert ns["n"] == 5 and ns["gone"] == "keep me" and "new" not in ns
+    assert "new" in undone.dropped and {"df", "n", "gone"} <= set(undone.restored)
+
+
+def test_commit_keeps_changes() -> None:
+    ns: dict[str, Any] = {"lst": [1]}
+    t = Transaction(ns)
+    t.begin(["lst.append(2)"])
+    exec("lst.append(2)\nnew = 3", ns)  # noqa: S102 -- the fake executor runs code
+    t.commit()
+    assert ns["lst"] == [1, 2] and ns["new"] == 3
+
+
+def test_restore_when_a_name_is_rebound_to_a_new_shape() -> None:
+    arr = np.arange(4)
+    ns: dict[str, Any] = {"arr": arr}
+    t = Transaction(ns)
+    t.begin(["arr.resize(2, refcheck=False)"])
+    ns["arr"] = np.zeros((2, 2))
+    t.rollback()
+    assert ns["arr"] is arr and arr.tolist() == [0, 1, 2, 3]
+
+
+def test_over_the_cap_and_uncopyable_are_reported_not_silent() -> None:
+    big = np.zeros(1_000_000)  # 8 MB
+    holder = Box()
+    holder.lock = threading.Lock()  # type: ignore[assignment]
+    ns: dict[str, Any] = {"big": big, "holder": holder}
+    t = Transaction(ns, max_bytes=1 << 20)
+    report = t.begin(["big[0] = 1\nholder.items.append(1)"])
+    reasons = " ".join(report.not_saved)
+    assert "big (about 7 MB, over the 1 MB snapshot cap)" in reasons
+    assert "holder (cannot be copied" in reasons
+    assert report.saved == ()
+
+
+def test_ipython_history_names_are_never_dropped() -> None:
+    ns: dict[str, Any] = {"_": 1, "Out": {}, "x": 1}
+    t = Transaction(ns)
+    t.begin(["x = 2"])
+    ns.update({"_": 2, "x": 3, "_i40": "x = 3", "_40": 3, "__": 1, "_ii": ""})
+    report = t.rollback()
+    assert ns["_"] == 1 and ns["x"] == 1  # bindings that existed are put back
+    assert {"_i40", "_40", "__", "_ii"} <= set(ns) and report.dropped == ()
+
+
+def test_pandas_snapshots_are_copy_on_write_and_exempt_from_the_cap() -> None:
+    df = pd.DataFrame({"x": np.arange(1_000_000)})  # 8 MB, over a 1 MB cap
+    ns: dict[str, Any] = {"df": df}
+    t = Transaction(ns, max_bytes=1 << 20)
+    report = t.begin(["df['x'] *= 2"])
+    assert report.saved == ("df",) and report.not_saved == ()
+    ns["df"]["x"] *= 2
+    t.rollback()
+    assert ns["df"] is df and int(df["x"].iloc[1]) == 1
+
+
+def test_flat_containers_are_copied_shallowly_and_restored() -> None:
+    rows = list(range(100_000))
+    ns: dict[str, Any] = {"rows": rows}
+    t = Transaction(ns, max_bytes=1)  # a deep copy would be over this cap
+    assert t.begin(["rows.append(1)"]).saved == ("rows",)
+    rows.append(1)
+    t.rollback()
+    assert len(rows) == 100_000
