@@ -27,6 +27,8 @@ def main() -> None:
         ip.run_line_magic("load_ext", "jupyter_ai_ci")
         magics = ip.magics_manager.registry["AskMagics"]
         ip.run_line_magic("config", "AskMagics.retries = 5")
+        # Every run repeats the same request: without this, replay answers and no model is called.
+        ip.run_line_magic("config", "AskMagics.replay = False")
         # Warm up: the first request imports the SDK and opens the connection.
         server.script("```python\nwarm = 1\n```")
         with open(os.devnull, "w") as null, redirect_stdout(null):

@@ -31,8 +31,10 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 def unload_ipython_extension(ipython: Any) -> None:
     # IPython has no public way to unregister magics; drop ours by name.
+    from .kernel_state import forget
     from .magics import keep_question_marks
 
+    forget(ipython)  # stop recording assignment order
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("ask", None)
     if keep_question_marks in ipython.input_transformers_cleanup:

@@ -72,7 +72,19 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     max_context_tokens = CInt(
-        3000, min=200, help="Token budget for the notebook context sent with each request."
+        3000,
+        min=200,
+        help="Token budget for the notebook context sent with each request: variables, recent "
+        "cells, earlier requests and the environment, in that priority. Counted with tiktoken "
+        "when it is installed and its encoding is on disk, else estimated at 3.5 characters a "
+        "token. The request and a retry's traceback are sent whole, outside this budget.",
+    ).tag(config=True)
+
+    context_exclude = List(
+        Unicode(),
+        help="Variable names kept from the model: not described, and cells that mention them "
+        "left out. Shell-style patterns work (e.g. ['raw_*', 'customers']). Names that look "
+        "like secrets (key, token, secret, password) are always masked.",
     ).tag(config=True)
 
     local_fallback = Bool(

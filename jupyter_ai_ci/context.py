@@ -1,100 +1,252 @@
 """What the model is told about the notebook, fitted to a token budget.
 
-Descriptions come from cheap attributes (``shape``, ``dtypes``, ``len``),
-never from an unbounded ``repr``: a 10 GB DataFrame or an object whose
-``__repr__`` is slow or raises must cost little and never fail.
+Pieces, in priority order (the request itself, and a retry's code and
+traceback, travel outside the budget and are never cut):
+
+1. variables the request names (or whose DataFrame columns it names), in full;
+2. other user variables, one line each, most recently assigned first;
+3. recent cells with their outputs, most recent first; older ones a line each;
+4. earlier exchanges of this kernel (sent as chat history);
+5. the environment: Python, data libraries, data files in the working directory.
+
+The budget is spent in two passes: first every piece up to its share, so a
+long notebook cannot crowd out the conversation; then what is left goes to
+the pieces in priority order.  The same state gives the same text (replay
+depends on it).  Descriptions live in ``describe.py``, secret masking in
+``privacy.py``, token counting in ``tokens.py``.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .llm import estimate_tokens
-from .text import head_tail
+from .describe import _is_frame, describe
+from .events import Message
+from .privacy import mask_secrets, masked_cut
+from .tokens import count_tokens, counter_name
 
-MAX_COLUMNS = 40
-SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
-SECRET_VALUE = re.compile(
-    r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abp]-[A-Za-z0-9-]{10,})"
-)
+__all__ = ["CellRecord", "Context", "build_context", "describe", "fit_context", "mask_secrets", "user_variables"]
+
 _SKIP_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+# Share of the budget each piece may take in the first pass (see module docstring).
+SHARES = {"named": 0.35, "variables": 0.15, "cells": 0.30, "conversation": 0.15, "environment": 0.05}
+MAX_CELLS = 200  # cells looked at; older ones are counted, not read
+CELL_SOURCE_CHARS = 1200
+CELL_OUTPUT_CHARS = 600
+TURN_CHARS = 2000
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER = "## Notebook context (live kernel state)\n"
 
 
 @dataclass(frozen=True)
 class CellRecord:
     source: str
     output: str = ""
+    kind: str = "code"  # "markdown" for a notebook file's text cells
+    label: str = ""  # "In [12]" / "cell 7": how the user would point at it
 
 
-def _type_name(obj: Any) -> str:
-    t = type(obj)
-    module = t.__module__
-    return t.__qualname__ if module == "builtins" else f"{module.split('.')[0]}.{t.__qualname__}"
-
-
-def _is_dataframe(obj: Any) -> bool:
-    t = type(obj)
-    return t.__name__ == "DataFrame" and t.__module__.startswith(("pandas", "polars"))
-
-
-def mask_secrets(text: str) -> str:
-    return SECRET_VALUE.sub("***", text)
-
-
-def describe(name: str, obj: Any, full: bool = False) -> str:
-    """One bounded line (or a few, when ``full``) about a variable."""
-    try:
-        return _describe(name, obj, full)
-    except Exception:  # a hostile object must not break the request
-        return f"{name}: {_type_name(obj)}"
-
-
-def _describe(name: str, obj: Any, full: bool) -> str:
-    kind = _type_name(obj)
-    if SECRET_NAME.search(name):
-        return f"{name}: {kind} (value hidden: the name looks like a secret)"
-    if _is_dataframe(obj):
-        rows, cols = obj.shape
-        columns = list(obj.columns)
-        dtypes = obj.dtypes
-        shown = columns[: MAX_COLUMNS if full else 12]
-        parts = [f"{c!s}:{dtypes[c]!s}" for c in shown] if full else [str(c) for c in shown]
-        more = f", … {len(columns) - len(shown)} more" if len(columns) > len(shown) else ""
-        return f"{name}: {kind} {rows} rows × {cols} columns [{', '.join(parts)}{more}]"
-    shape = getattr(obj, "shape", None)
-    if isinstance(shape, tuple) and not isinstance(obj, type):
-        dtype = getattr(obj, "dtype", None)
-        return f"{name}: {kind} shape={shape}" + (f" dtype={dtype}" if dtype is not None else "")
-    if isinstance(obj, (int, float, complex, bool)) or obj is None:
-        return f"{name}: {kind} = {obj!r}"[:200]
-    if isinstance(obj, str):
-        value = mask_secrets(obj)
-        return f"{name}: str len={len(obj)} = {head_tail(repr(value), 120)}"
-    if isinstance(obj, (list, tuple, set, frozenset, dict)):
-        return f"{name}: {kind} len={len(obj)}"
-    if isinstance(obj, (types.FunctionType, type)):
-        doc = (obj.__doc__ or "").strip().splitlines()
-        return f"{name}: {'class' if isinstance(obj, type) else 'function'}" + (f" — {doc[0][:100]}" if doc else "")
-    return f"{name}: {kind}"
+@dataclass(frozen=True)
+class Context:
+    text: str  # the notebook context, placed above the request
+    history: tuple[Message, ...]  # earlier exchanges that fit, oldest first
+    tokens: int  # of text and history together
+    budget: int
+    counter: str  # how tokens were counted
 
 
 def user_variables(
-    ns: Mapping[str, Any], hidden: Mapping[str, Any] | frozenset[str] = frozenset()
+    ns: Mapping[str, Any],
+    hidden: Mapping[str, Any] | frozenset[str] = frozenset(),
+    exclude: Iterable[str] = (),
+    recency: Mapping[str, int] | None = None,
 ) -> list[tuple[str, Any]]:
-    """The user's own variables, in assignment order (dicts keep it), newest first."""
+    """The user's own variables, most recently assigned first.
+
+    ``recency`` (name -> tick of the last cell that bound it, higher is newer)
+    comes from the kernel tracker; without it, dict order stands in for
+    assignment order (it is creation order: a rebinding does not move a name).
+    """
+    patterns = tuple(exclude)
     out = []
-    for name, obj in ns.items():
+    for name, obj in list(ns.items()):
         if name.startswith("_") or name in _SKIP_NAMES or name in hidden:
             continue
-        if isinstance(obj, types.ModuleType):
+        if isinstance(obj, types.ModuleType) or any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         out.append((name, obj))
     out.reverse()
+    if recency:
+        out.sort(key=lambda item: -recency.get(item[0], 0))  # stable: ties keep dict order
     return out
+
+
+def _named(request: str, variables: Sequence[tuple[str, Any]], also: str) -> list[tuple[str, Any]]:
+    """Variables the request is about, then DataFrames whose columns it names,
+    then names from ``also`` (the previous answer's code: "now plot it")."""
+    words = set(_WORD.findall(request))
+    lower = {w.lower() for w in words}
+    direct = [(n, o) for n, o in variables if n in words]
+    by_column = []
+    for n, o in variables:
+        if n not in words and _is_frame(o):
+            try:
+                if any(str(c).lower() in lower for c in o.columns):
+                    by_column.append((n, o))
+            except Exception:
+                continue
+    later = set(_WORD.findall(also)) - words - {n for n, _ in by_column}
+    chosen = direct + by_column + [(n, o) for n, o in variables if n in later]
+    if not chosen:  # "plot it": the newest DataFrame is the likeliest subject
+        chosen = [(n, o) for n, o in variables if _is_frame(o)][:1]
+    return chosen
+
+
+def _cell_forms(cell: CellRecord, known: Sequence[str]) -> tuple[str, str]:
+    label = f"{cell.label} " if cell.label else ""
+    source = masked_cut(cell.source, CELL_SOURCE_CHARS, known)
+    if cell.kind == "markdown":
+        full = f"[{label}markdown]\n{source}"
+    else:
+        full = f"[{label.strip() or 'cell'}]\n```python\n{source}\n```"
+        if cell.output:
+            full += f"\nOutput:\n```\n{masked_cut(cell.output, CELL_OUTPUT_CHARS, known)}\n```"
+    lines = cell.source.strip().splitlines() or [""]
+    first = lines[0][:100]
+    short = f"[{label}{'markdown' if cell.kind == 'markdown' else 'code'}] {first}" + (
+        f" … ({len(lines)} lines)" if len(lines) > 1 else "")
+    return full, short
+
+
+def _value(obj: Any, known: Sequence[str]) -> Any:
+    # A string holding a secret is masked before describe() cuts it to a sample.
+    # describe() samples only the head of a string, so only the head is searched.
+    if isinstance(obj, str) and any(k in obj[:400] for k in known):
+        return mask_secrets(obj, known)
+    return obj
+
+
+@dataclass
+class _Taken:
+    item: Any
+    text: str
+    form: int  # 0: full, 1: short
+    cost: int
+
+
+class _Section:
+    """One piece of the context: items rendered lazily, taken in order."""
+
+    def __init__(self, key: str, title: str, items: Sequence[Any],
+                 render: Callable[[Any], tuple[str, str | None]]) -> None:
+        self.key, self.title, self.items, self.render = key, title, items, render
+        self.taken: list[_Taken] = []
+        self.cost = 0
+        self.next = 0
+
+
+class _Budget:
+    def __init__(self, total: int, known: Sequence[str]) -> None:
+        self.total, self.used, self.known = total, 0, known
+
+    def _cost(self, text: str) -> int:
+        return count_tokens(text) + 1  # the newline joining it
+
+    def _forms(self, section: _Section, item: Any) -> list[str]:
+        return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
+
+    def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:
+        """Take items in order while they fit the budget and ``limit``: each in
+        full if it fits, else its one-line form.  With ``upgrade``, first turn
+        one-line forms taken earlier into full ones where the budget allows."""
+        for index, taken in enumerate(section.taken if upgrade else ()):
+            if taken.form:
+                full = self._forms(section, taken.item)[0]
+                extra = self._cost(full) - taken.cost
+                if self.used + extra <= self.total:
+                    section.taken[index] = _Taken(taken.item, full, 0, taken.cost + extra)
+                    section.cost += extra
+                    self.used += extra
+        while section.next < len(section.items):
+            item = section.items[section.next]
+            header = 0 if section.taken or not section.title else self._cost(section.title)
+            for form, text in enumerate(self._forms(section, item)):
+                cost = self._cost(text) + header
+                if self.used + cost <= self.total and section.cost + cost <= limit:
+                    section.taken.append(_Taken(item, text, form, cost - header))
+                    section.cost += cost
+                    self.used += cost
+                    section.next += 1
+                    break
+            else:
+                return
+
+
+def fit_context(
+    request: str,
+    variables: Sequence[tuple[str, Any]],
+    cells: Sequence[CellRecord],
+    budget_tokens: int,
+    *,
+    conversation: Sequence[Message] = (),
+    environment: Sequence[str] = (),
+    secrets: Sequence[str] = (),
+) -> Context:
+    """Fit the pieces to ``budget_tokens``; see the module docstring."""
+    turns = [tuple(conversation[i:i + 2]) for i in range(0, len(conversation) - 1, 2)][::-1]
+    previous = turns[0][1].content if turns else ""
+    named = _named(request, variables, previous)
+    named_names = {n for n, _ in named}
+    recent = list(reversed(cells[-MAX_CELLS:]))
+
+    def turn_forms(turn: tuple[Message, ...]) -> tuple[str, str]:
+        full = "\n\n".join(masked_cut(m.content, TURN_CHARS, secrets) for m in turn)
+        return full, "\n\n".join(masked_cut(m.content, TURN_CHARS // 8, secrets) for m in turn)
+
+    sections = [
+        _Section("named", "### Variables the request is about", named,
+                 lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
+        _Section("variables", "### Other variables (most recently assigned first)",
+                 [v for v in variables if v[0] not in named_names],
+                 lambda v: (describe(v[0], _value(v[1], secrets)), None)),
+        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets)),
+        _Section("conversation", "", turns, turn_forms),
+        _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
+    ]
+    # A little is kept back for the "… N more not shown" notes, so the model
+    # always knows when something was left out.
+    reserve = min(30, budget_tokens // 20)
+    budget = _Budget(budget_tokens - reserve, secrets)
+    budget.used = count_tokens(_HEADER)
+    for section in sections:
+        budget.fill(section, SHARES[section.key] * budget_tokens)
+    for section in sections:
+        budget.fill(section, float("inf"), upgrade=True)
+    budget.total = budget_tokens
+
+    lines: list[str] = []
+    for section in sections:
+        if section.key == "conversation" or not section.taken:
+            continue
+        left = len(section.items) - section.next + (len(cells) - len(recent) if section.key == "cells" else 0)
+        lines += [section.title, *(taken.text for taken in section.taken)]
+        if left:
+            note = f"(… {left} more not shown)"
+            if budget.used + count_tokens(note) + 1 <= budget_tokens:
+                lines.append(note)
+                budget.used += count_tokens(note) + 1
+    text = (_HEADER + "\n".join(lines)) if lines else ""
+    kept = sections[3]
+    history: list[Message] = []
+    for taken in reversed(kept.taken):
+        limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
+        history += [Message(m.role, masked_cut(m.content, limit, secrets)) for m in taken.item]
+    return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 
 def build_context(
@@ -102,37 +254,8 @@ def build_context(
     variables: Sequence[tuple[str, Any]],
     cells: Sequence[CellRecord],
     budget_tokens: int,
+    **pieces: Any,
 ) -> str:
-    """Variables the request names (full), other variables, then recent cells,
-    most recent first, until the budget is spent.  Deterministic."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", request))
-    lines: list[str] = []
-    used = 0
-
-    def add(line: str) -> bool:
-        nonlocal used
-        cost = estimate_tokens(line) + 1
-        if used + cost > budget_tokens:
-            return False
-        lines.append(line)
-        used += cost
-        return True
-
-    named = [(n, o) for n, o in variables if n in words]
-    others = [(n, o) for n, o in variables if n not in words]
-    if variables:
-        add("### Variables")
-        for n, o in named:
-            add(describe(n, o, full=True))
-        for n, o in others:
-            if not add(describe(n, o)):
-                break
-    if cells:
-        add("### Recent cells (most recent first)")
-        for cell in reversed(cells):
-            text = f"```python\n{head_tail(cell.source, 1200)}\n```"
-            if cell.output:
-                text += f"\nOutput:\n```\n{head_tail(mask_secrets(cell.output), 600)}\n```"
-            if not add(text):
-                break
-    return ("## Notebook context (live kernel state)\n" + "\n".join(lines)) if lines else ""
+    """The context text alone (``fit_context(...).text``), for callers that
+    send no history."""
+    return fit_context(request, variables, cells, budget_tokens, **pieces).text

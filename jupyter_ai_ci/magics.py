@@ -15,22 +15,24 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from .approval import GrantAll, StdinApprover
 from .comm import CommSink, frontend_info
 from .config import AICISettings
-from .context import CellRecord, build_context, describe, user_variables
+from .context import Context, describe
 from .drivers import Approver, Timings, drive
 from .errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted
 from .events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
 from .executors.shell import ShellExecutor
 from . import local
+from .kernel_state import gather_context, tracker_for
 from .llm import Endpoint, ModelClient, OpenAIClient
 from .loop import LoopSettings, agent_loop
 from .policy import PolicySettings
+from .privacy import MaskingClient, secret_values
 from .replay import ReplayStore, earlier_requests, record_from_outcome, replay_key, replaying
 from .sinks import CellSink, NextInputSink, provenance
+from .tokens import count_tokens
 from .usage import UsageLog, render
 
 # Outcomes worth remembering and replaying: not failures, refusals or budget stops.
 KEEPABLE = ("success", "answered", "not-run")
-RECENT_CELLS = 20
 CONVERSATION_TURNS = 3
 
 
@@ -84,6 +86,8 @@ class AskMagics(Magics, AICISettings):
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
         self.usage = UsageLog()
         self._clients: dict[Endpoint, OpenAIClient] = {}
+        if shell is not None:
+            tracker_for(shell)  # from now on, assignment order and errors are recorded
 
     def _client(self, endpoint: Endpoint) -> OpenAIClient:
         # One client per endpoint: the SDK's connection pool is reused across requests.
@@ -91,21 +95,27 @@ class AskMagics(Magics, AICISettings):
             self._clients[endpoint] = OpenAIClient(endpoint)
         return self._clients[endpoint]
 
-    def _context(self, request: str) -> str:
-        shell: Any = self.shell
-        variables = user_variables(shell.user_ns, shell.user_ns_hidden)
-        inputs = list(shell.user_ns.get("In", []))[1:]
-        outputs = shell.user_ns.get("Out", {})
-        # The running %%ask cell is already in history; leave it out.
-        if inputs and inputs[-1].lstrip().startswith(("%%ask", "get_ipython().run_cell_magic('ask'")):
-            inputs.pop()
-        cells = []
-        for number, source in list(enumerate(inputs, start=1))[-RECENT_CELLS:]:
-            if not source.strip() or "run_cell_magic('ask'" in source:
-                continue
-            out = describe("Out", outputs[number]) if number in outputs else ""
-            cells.append(CellRecord(source, out))
-        return build_context(request, variables, cells, self.max_context_tokens)
+    def _context(self, request: str, fresh: bool = False) -> Context:
+        # Logic lives in kernel_state/context (shared with the sidebar); here only settings.
+        return gather_context(self.shell, request, [] if fresh else self.conversation,
+                              self.max_context_tokens, tuple(self.context_exclude))
+
+    def _show_context(self, request: str, settings: LoopSettings, fresh: bool) -> None:
+        context = self._context(request, fresh)
+        # The loop's first action carries exactly the messages the model would get.
+        loop = agent_loop(request, context.text, settings, context.history)
+        try:
+            action = next(loop)
+            loop.close()
+            messages = action.messages if isinstance(action, CallModel) else ()
+            stopped = ""
+        except StopIteration as stop:  # e.g. the token budget would refuse the request
+            messages, stopped = stop.value.messages, f"\n· {stop.value.reason or stop.value.status}"
+        total = sum(count_tokens(m.content) for m in messages)
+        print(f"· context: {context.tokens} of {context.budget} tokens; whole request: {total} tokens "
+              f"({context.counter}); not sent{stopped}")
+        for message in messages:
+            print(f"── {message.role} ──\n{message.content}")
 
     @magic_arguments()
     @argument("--retries", type=int, default=None, metavar="N",
@@ -122,6 +132,8 @@ class AskMagics(Magics, AICISettings):
     @argument("--yes", action="store_true",
               help="approve what the policy would ask about for this request (flagged code, "
                    "installing a missing package); the deny list still applies")
+    @argument("--show-context", action="store_true",
+              help="print exactly what would be sent, with its token count, and send nothing")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> None:
@@ -130,15 +142,18 @@ class AskMagics(Magics, AICISettings):
         Usage::
 
             %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
+                  [--show-context]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
 
         The model is told about your variables (names, types, shapes, DataFrame
-        columns) and recent cells. Every ```python block of its reply runs, in
-        order. When an attempt raises, the traceback goes back to the model and
-        it tries again, at most --retries more times (default 2). The code that
-        worked is put in a new cell below. After the last failed attempt the
+        columns), recent cells and earlier requests, within
+        AskMagics.max_context_tokens; --show-context prints exactly what would
+        be sent, with its token count, and sends nothing. Every ```python block
+        of its reply runs, in order. When an attempt raises, the traceback goes
+        back to the model and it tries again, at most --retries more times
+        (default 2). The code that worked is put in a new cell below. After the last failed attempt the
         cell ends in an error naming the last exception, so Run All stops.
 
         Re-running an unchanged request replays the code that worked, without
@@ -168,6 +183,19 @@ class AskMagics(Magics, AICISettings):
             value = getattr(args, flag)
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
+        settings = LoopSettings(
+            retries=self.retries if args.retries is None else args.retries,
+            steps=self.steps if args.steps is None else args.steps,
+            run=not args.no_run,
+            max_output_chars=self.max_output_chars,
+            max_traceback_chars=self.max_output_chars * 2,
+            policy=PolicySettings(self.policy, tuple(self.allow), tuple(self.deny)),  # type: ignore[arg-type]
+            token_budget=self._token_budget(),
+            install_missing=self.install_missing,
+        )
+        if args.show_context:  # a preview: it changes nothing, --new included
+            self._show_context(request, settings, fresh=args.new)
+            return
         endpoint = Endpoint.from_settings(self, model=args.model)
         local_model = local.target(endpoint, self.local_fallback)
         if local_model is not None:
@@ -179,21 +207,11 @@ class AskMagics(Magics, AICISettings):
             client = self._client(endpoint)
         if args.new:
             self.conversation.clear()
-        settings = LoopSettings(
-            retries=self.retries if args.retries is None else args.retries,
-            steps=self.steps if args.steps is None else args.steps,
-            run=not args.no_run,
-            max_output_chars=self.max_output_chars,
-            max_traceback_chars=self.max_output_chars * 2,
-            policy=PolicySettings(self.policy, tuple(self.allow), tuple(self.deny)),  # type: ignore[arg-type]
-            token_budget=self._token_budget(),
-            install_missing=self.install_missing,
-        )
         self.last_timings = Timings()
         started = time.perf_counter()
         context = self._context(request)
         self.last_timings.total += time.perf_counter() - started  # context building is ours too
-        loop = agent_loop(request, context, settings, tuple(self.conversation))
+        loop = agent_loop(request, context.text, settings, context.history)
         key = replay_key(
             request,
             {"steps": settings.steps, "run": settings.run},
@@ -209,7 +227,9 @@ class AskMagics(Magics, AICISettings):
         reporter = PrintReporter(endpoint.model)
         approver: Approver = GrantAll() if args.yes else StdinApprover(self.shell, reporter._say)
         try:
-            outcome = drive(loop, client, executor, reporter, self.last_timings, approver=approver)
+            shell: Any = self.shell
+            model = MaskingClient(client, lambda: secret_values(shell.user_ns))
+            outcome = drive(loop, model, executor, reporter, self.last_timings, approver=approver)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None

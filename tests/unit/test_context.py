@@ -3,7 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jupyter_ai_ci.context import CellRecord, build_context, describe, user_variables
+from jupyter_ai_ci.context import CellRecord, build_context, describe, fit_context, user_variables
+from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.tokens import count_tokens
 
 
 class Hostile:
@@ -15,6 +17,13 @@ class Hostile:
         raise RuntimeError("no shape either")
 
 
+def _tokens(ctx: object) -> int:
+    from jupyter_ai_ci.context import Context
+
+    assert isinstance(ctx, Context)
+    return count_tokens(ctx.text) + sum(count_tokens(m.content) for m in ctx.history)
+
+
 def test_dataframe_named_in_request_gets_columns_and_dtypes() -> None:
     sales = pd.DataFrame({"region": ["n", "s"], "revenue": [1.5, 2.0]})
     ctx = build_context("plot revenue per region from sales", [("sales", sales)], [], 1000)
@@ -22,18 +31,35 @@ def test_dataframe_named_in_request_gets_columns_and_dtypes() -> None:
     assert "revenue:float64" in ctx
 
 
+def test_frames_whose_columns_the_request_names_are_described_in_full() -> None:
+    sales = pd.DataFrame({"Region": ["n"], "revenue": [1.5]})
+    people = pd.DataFrame({"name": ["a"], "age": [3]})
+    variables = [("people", people), ("sales", sales)]
+    ctx = build_context("average revenue per region", variables, [], 1000)
+    named, _, others = ctx.partition("### Other variables")
+    assert "sales: pandas.DataFrame 1 rows × 2 columns [Region:" in named and "revenue:float64" in named
+    assert "people: pandas.DataFrame 1 rows × 2 columns [name, age]" in others
+    # Naming nothing: the newest DataFrame is the likely subject of "plot it".
+    assert "people: pandas.DataFrame 1 rows × 2 columns [name:" in build_context("plot it", variables, [], 1000)
+
+
 def test_descriptions_are_bounded_and_never_fail() -> None:
-    assert describe("h", Hostile()) == "h: test_context.Hostile" or describe("h", Hostile()).startswith("h:")
+    assert describe("h", Hostile()).startswith("h:")
     big = np.zeros((10_000, 1_000), dtype=np.float32)
     assert describe("big", big) == "big: numpy.ndarray shape=(10000, 1000) dtype=float32"
     assert len(describe("s", "x" * 1_000_000)) < 200
 
 
-def test_secrets_are_masked() -> None:
-    ns = {"api_key": "hunter2", "msg": "use sk-abcdefghijklmnopqrstuvwxyz123456 here"}
-    ctx = build_context("go", user_variables(ns), [], 1000)
-    assert "hunter2" not in ctx and "sk-abcdefghijklmnop" not in ctx
-    assert "api_key" in ctx
+def test_secrets_are_masked_everywhere() -> None:
+    ns = {"api_key": "hunter2-the-key", "msg": "use sk-abcdefghijklmnopqrstuvwxyz123456 here"}
+    cells = [CellRecord("api_key = 'hunter2-the-key'\nprint(api_key)", "hunter2-the-key"),
+             CellRecord("token = getpass()", "")]
+    conversation = [Message("user", "use my key"), Message("assistant", "```python\nprint('hunter2-the-key')\n```")]
+    ctx = fit_context("go", user_variables(ns), cells, 1000, conversation=conversation,
+                      secrets=("hunter2-the-key",))
+    sent = ctx.text + "".join(m.content for m in ctx.history)
+    assert "hunter2" not in sent and "sk-abcdefghijklmnop" not in sent
+    assert "api_key" in sent and "print(api_key)" in sent and "print('***')" in sent
 
 
 def test_modules_private_names_skipped_newest_first() -> None:
@@ -43,9 +69,55 @@ def test_modules_private_names_skipped_newest_first() -> None:
     assert [n for n, _ in user_variables(ns)] == ["second", "first"]
 
 
+def test_recency_and_exclude() -> None:
+    ns = {"a": 1, "b": 2, "c": 3, "raw_x": 4, "customers": 5}
+    order = user_variables(ns, exclude=["raw_*", "customers"], recency={"a": 5, "c": 2})
+    assert [n for n, _ in order] == ["a", "c", "b"]
+
+
 def test_budget_holds_and_recent_cells_come_first() -> None:
     cells = [CellRecord(f"x{i} = {i}", f"out {i}") for i in range(1000)]
     variables = [(f"v{i}", i) for i in range(500)]
-    ctx = build_context("go", variables, cells, 300)
-    assert len(ctx) // 4 <= 320
-    assert ctx == build_context("go", variables, cells, 300)  # deterministic
+    ctx = fit_context("go", variables, cells, 300)
+    assert ctx.tokens <= 300 and _tokens(ctx) <= 300
+    assert ctx == fit_context("go", variables, cells, 300)  # deterministic
+    assert ctx.text.index("x999 = 999") < ctx.text.index("x998 = 998")
+    assert "more not shown" in ctx.text
+
+
+def test_older_cells_are_summarised_by_a_line() -> None:
+    long_cell = "\n".join(f"step_{i} = compute({i})" for i in range(60))
+    cells = [CellRecord(long_cell, "done " * 300, label=f"In [{i}]") for i in range(1, 30)]
+    ctx = fit_context("go", [], cells, 1500)
+    assert "[In [29]]\n```python\nstep_0 = compute(0)" in ctx.text  # the newest in full
+    assert "[In [10] code] step_0 = compute(0) … (60 lines)" in ctx.text  # older ones a line each
+    assert ctx.text.count("… (60 lines)") >= 20
+
+
+def test_conversation_survives_a_long_notebook_and_is_cut_oldest_first() -> None:
+    cells = [CellRecord("y = " + "1 + " * 400 + "1", "2" * 500) for _ in range(300)]
+    turns = []
+    for i in range(3):
+        turns += [Message("user", f"request {i}"), Message("assistant", f"```python\nanswer_{i} = {i}\n" + "#" * 900)]
+    for budget in (800, 2000, 3000):
+        ctx = fit_context("now plot it", [], cells, budget, conversation=turns)
+        assert ctx.history[-2].content == "request 2" and "answer_2 = 2" in ctx.history[-1].content
+        assert [m.role for m in ctx.history] == ["user", "assistant"] * (len(ctx.history) // 2)
+        assert ctx.tokens <= budget and _tokens(ctx) <= budget
+        assert "[cell]" in ctx.text or budget < 1000  # the newest cell in full, when there is room
+    small = fit_context("now plot it", [], cells, 800, conversation=turns)
+    large = fit_context("now plot it", [], cells, 3000, conversation=turns)
+    assert len(small.history) == 2 and "characters cut" in small.history[-1].content
+    assert len(large.history) == 6 and "#" * 900 in large.history[-1].content  # the newest exchange whole
+
+
+def test_previous_answer_names_its_variables_in_full() -> None:
+    monthly = pd.DataFrame({"month": [1], "total": [2.0]})
+    turns = [Message("user", "total per month"), Message("assistant", "```python\nmonthly = f(sales)\n```")]
+    ctx = build_context("now plot it", [("monthly", monthly)], [], 1000, conversation=turns)
+    assert "monthly: pandas.DataFrame 1 rows × 2 columns [month:int64, total:float64]" in ctx
+
+
+def test_environment_comes_last_and_in_budget() -> None:
+    ctx = fit_context("go", [("a", 1)], [], 500, environment=["Python 3.11.7 on linux", "Imported: pandas 2.2.0"])
+    assert ctx.text.endswith("### Environment\nPython 3.11.7 on linux\nImported: pandas 2.2.0")

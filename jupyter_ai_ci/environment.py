@@ -1,0 +1,83 @@
+"""The environment the generated code will run in, in a few lines.
+
+Only what changes the code a model should write: the Python version, the
+versions of data libraries *already imported* (we never import one to ask
+its version: that would cost seconds and change the kernel), and a few data
+files in the working directory, so "load the sales data" finds sales.csv.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Mapping
+from types import ModuleType
+
+DATA_LIBRARIES = (
+    "pandas", "numpy", "polars", "pyarrow", "scipy", "sklearn", "statsmodels", "matplotlib",
+    "seaborn", "plotly", "altair", "bokeh", "torch", "tensorflow", "jax", "xarray", "duckdb",
+    "sqlalchemy", "geopandas", "networkx", "dask",
+)
+DATA_SUFFIXES = (
+    ".csv", ".tsv", ".parquet", ".feather", ".arrow", ".json", ".jsonl", ".ndjson", ".xlsx",
+    ".xls", ".sqlite", ".db", ".duckdb", ".h5", ".hdf5", ".nc", ".zarr", ".pkl", ".pickle",
+    ".txt", ".xml", ".geojson", ".npy", ".npz", ".gz", ".zip",
+)
+MAX_FILES = 8
+MAX_ENTRIES = 2000  # a directory of a million files must not stall the request
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def library_versions(modules: Mapping[str, ModuleType] | None = None) -> list[str]:
+    modules = sys.modules if modules is None else modules
+    found = []
+    for name in DATA_LIBRARIES:
+        module = modules.get(name)
+        if module is not None:
+            version = getattr(module, "__version__", None)
+            found.append(f"{name} {version}" if isinstance(version, str) else name)
+    return found
+
+
+def data_files(directory: str) -> tuple[list[str], int]:
+    """Up to MAX_FILES data files (name and size), sorted by name, and how many matched."""
+    matched: list[tuple[str, int]] = []
+    try:
+        with os.scandir(directory) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_ENTRIES:
+                    break
+                name = entry.name
+                if name.startswith(".") or not name.lower().endswith(DATA_SUFFIXES):
+                    continue
+                try:
+                    if entry.is_file():
+                        matched.append((name, entry.stat().st_size))
+                except OSError:
+                    continue
+    except OSError:
+        return [], 0
+    matched.sort()
+    return [f"{name} ({_size(size)})" for name, size in matched[:MAX_FILES]], len(matched)
+
+
+def environment_lines(directory: str | None = None) -> list[str]:
+    """The environment piece of the context, most useful line first."""
+    lines = [f"Python {platform.python_version()} on {sys.platform}"]
+    libraries = library_versions()
+    if libraries:
+        lines.append("Imported: " + ", ".join(libraries))
+    files, total = data_files(directory or os.getcwd())
+    if files:
+        more = f", … {total - len(files)} more" if total > len(files) else ""
+        lines.append("Data files in the working directory: " + ", ".join(files) + more)
+    return lines

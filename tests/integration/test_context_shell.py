@@ -1,0 +1,86 @@
+"""The context in a real IPython shell: --show-context, assignment order,
+errors, exclusions, follow-ups; the model is the scripted HTTP server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+from jupyter_ai_ci.tokens import count_tokens
+
+
+def run(ip: Any, *cells: str) -> None:
+    for cell in cells:
+        ip.run_cell(cell, store_history=True)
+
+
+def sent_context(server: ScriptedOpenAIServer, index: int = -1) -> str:
+    """The context part of a request's last user message."""
+    user = [m for m in server.requests[index]["messages"] if m["role"] == "user"][-1]["content"]
+    return str(user).partition("## Request")[0]
+
+
+def test_show_context_prints_what_would_be_sent_and_sends_nothing(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    run(ip, "import pandas as pd", "sales = pd.DataFrame({'region': ['n'], 'revenue': [1.0]})")
+    model_server.script("```python\nprevious = 1\n```")
+    run(ip, "%%ask\nfirst request")
+    capsys.readouterr()
+    run(ip, "%ask --show-context revenue per region")
+    out = capsys.readouterr().out
+    assert model_server.requests and len(model_server.requests) == 1  # only the first request
+    assert "not sent" in out and "── system ──" in out and "── user ──" in out
+    assert "sales: pandas.DataFrame 1 rows × 2 columns [region:" in out
+    assert "── assistant ──\n```python\nprevious = 1\n```" in out  # the previous exchange
+    assert out.rstrip().endswith("## Request\nrevenue per region")
+    header = out.splitlines()[0]
+    tokens = int(header.split("context: ")[1].split(" of ")[0])
+    assert 0 < tokens <= 3000
+    # What --show-context printed is what the next request sends.
+    model_server.script("fine")
+    run(ip, "%ask revenue per region")
+    sent = "".join(f"── {m['role']} ──\n{m['content']}\n" for m in model_server.requests[-1]["messages"])
+    assert sent.strip() == out.split("\n", 1)[1].strip()
+    # A preview with --new forgets nothing.
+    run(ip, "%ask --new --show-context anything")
+    assert "previous = 1" not in capsys.readouterr().out
+    model_server.script("ok")
+    run(ip, "%ask again")
+    assert any("previous = 1" in m["content"] for m in model_server.requests[-1]["messages"])
+
+
+def test_most_recently_assigned_first_and_cell_errors(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    run(ip, "alpha = 1", "beta = 2", "gamma = {'a': 1}", "alpha = 3", "gamma['b'] = 2", "1/0")
+    model_server.script("ok")
+    run(ip, "%ask go")
+    context = sent_context(model_server)
+    variables = context.split("### Other variables (most recently assigned first)\n")[1].split("###")[0]
+    assert variables.splitlines()[:3] == ["gamma: dict len=2 {'a': 1, 'b': 2}", "alpha: int = 3", "beta: int = 2"]
+    assert "```python\n1/0\n```\nOutput:\n```\nraised ZeroDivisionError: division by zero\n```" in context
+
+
+def test_excluded_names_and_secrets_stay_out(ip: Any, model_server: ScriptedOpenAIServer,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-token-value-42")
+    run(ip, "raw_rows = 'customer list'", "kept = 1", "my_password = 'correct horse'",
+        "print(my_password)", "import os\nos.environ['MY_SERVICE_TOKEN']")
+    ip.run_line_magic("config", "AskMagics.context_exclude = ['raw_*']")
+    model_server.script("ok")
+    run(ip, "%ask go")
+    text = str(model_server.requests[-1])
+    assert "kept: int = 1" in text and "raw_rows" not in text and "customer list" not in text
+    assert "correct horse" not in text and "plain-token-value-42" not in text
+    assert "my_password: str (value hidden: the name looks like a secret)" in text
+
+
+def test_budget_holds_on_a_thousand_cells(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    for i in range(1000):
+        ip.run_cell(f"value_{i % 50} = {i} * 2\nvalue_{i % 50}", store_history=True)
+    ip.run_line_magic("config", "AskMagics.max_context_tokens = 1000")
+    model_server.script("ok")
+    run(ip, "%ask summarise")
+    context = sent_context(model_server)
+    assert count_tokens(context.rstrip()) <= 1000
+    assert "value_49 = 999 * 2" in context and "more not shown" in context
