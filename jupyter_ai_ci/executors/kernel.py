@@ -120,14 +120,14 @@ class KernelExecutor:
             if kind == "status" and content.get("execution_state") == "idle":
                 break
             if clear_pending and kind in ("stream", "display_data", "execute_result"):
-                _clear(recorder)
+                recorder.clear()
                 clear_pending = False
             if kind == "clear_output":
                 # Progress bars redraw by clearing; the saved cell keeps the last frame,
                 # as Jupyter shows it.  The model's text keeps everything (it is capped).
                 clear_pending = bool(content.get("wait"))
                 if not clear_pending:
-                    _clear(recorder)
+                    recorder.clear()
             elif kind == "stream":
                 recorder.stream(content.get("name", "stdout"), content.get("text", ""))
             elif kind == "display_data":
@@ -157,11 +157,6 @@ class KernelExecutor:
         if count is not None:
             self._counts.append((result, count))
         return result
-
-
-def _clear(recorder: OutputRecorder) -> None:
-    recorder.outputs.clear()
-    recorder.kept = 0
 
 
 def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[str, Any], ...]:
