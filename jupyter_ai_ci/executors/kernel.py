@@ -15,12 +15,14 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..errors import KernelDied, KernelError
-from ..events import ErrorInfo, ExecutionResult
+from ..events import ErrorInfo, ExecutionResult, TransactionReport
 from ..text import strip_ansi
 from .capture import OutputRecorder
+from .transact import RemoteTransactions
 
 # Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -38,6 +40,14 @@ class KernelConnection(Protocol):
 
     async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
         """The next iopub message, or None when ``timeout`` seconds pass first."""
+        ...
+
+    async def send_expressions(self, expressions: dict[str, str]) -> str:
+        """Send a silent execute_request with no code and these user expressions; return its msg_id."""
+        ...
+
+    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        """The content of the execute_reply to ``msg_id``, or None when ``timeout`` seconds pass first."""
         ...
 
     async def interrupt(self) -> None: ...
@@ -60,11 +70,12 @@ def traceback_lineno(traceback: str) -> int | None:
 
 
 class KernelExecutor:
-    """``AsyncExecutor`` over a ``KernelConnection``."""
+    """``AsyncExecutor`` over a ``KernelConnection``, with transactional attempts
+    (``acheckpoint``/``arollback``/``acommit``, see ``transact.py``)."""
 
     def __init__(self, kernel: KernelConnection, timeout: float | None = 600.0,
                  receive_timeout: float = 5.0, max_output_chars: int = 4000,
-                 interrupt_grace: float = 15.0) -> None:
+                 interrupt_grace: float = 15.0, snapshot_max_bytes: int = 1 << 30) -> None:
         self.kernel = kernel
         self.timeout = timeout
         self.receive_timeout = receive_timeout
@@ -72,6 +83,16 @@ class KernelExecutor:
         self.interrupt_grace = interrupt_grace
         self.executions = 0  # execute requests sent, for the benchmark
         self._counts: list[tuple[ExecutionResult, int]] = []
+        self.transactions = RemoteTransactions(kernel, snapshot_max_bytes, receive_timeout, timeout)
+
+    async def acheckpoint(self, code: Sequence[str]) -> TransactionReport:
+        return await self.transactions.checkpoint(code)
+
+    async def arollback(self) -> TransactionReport:
+        return await self.transactions.rollback()
+
+    async def acommit(self) -> None:
+        await self.transactions.commit()
 
     def execution_count(self, result: ExecutionResult) -> int | None:
         """The kernel's ``In[n]`` for a result this executor returned."""
@@ -211,6 +232,24 @@ class LocalKernel:
         except Empty:
             return None
         return msg
+
+    async def send_expressions(self, expressions: dict[str, str]) -> str:
+        return str(self.client.execute("", silent=True, store_history=False, user_expressions=expressions,
+                                       allow_stdin=False))
+
+    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        from queue import Empty
+
+        # Replies to the code we ran were never read (iopub says all we need): skip them.
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
+            except Empty:
+                return None
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return dict(msg["content"])
+        return None
 
     async def interrupt(self) -> None:
         await self.manager.interrupt_kernel()
