@@ -23,8 +23,10 @@ def py(code: str) -> str:
     return f"Here you go.\n```python\n{code}\n```\n"
 
 
-def run(args: list[str], cwd: Path, timeout: float = 120, cmd: list[str] = CLI) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def run(args: list[str], cwd: Path, timeout: float = 120, cmd: list[str] = CLI,
+        stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    # stdin is not the test runner's terminal: flagged code would wait for an answer there.
+    return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=stdin)
 
 
 def existing_notebook(path: Path, *sources: str) -> bytes:
@@ -166,7 +168,7 @@ def test_a_kernel_that_dies_is_a_clear_error_within_seconds(
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
     model_server.script(py("import os\nos._exit(1)"))
     started = time.monotonic()
-    proc = run(["a.ipynb", "--prompt", "die", "--receive-timeout", "1"], tmp_path)
+    proc = run(["a.ipynb", "--prompt", "die", "--receive-timeout", "1", "--yes"], tmp_path)  # os._exit is flagged
     assert proc.returncode == 4, proc.stderr
     assert time.monotonic() - started < 30
     assert "KernelDied: the kernel (local python3) died while running code" in proc.stderr
@@ -178,7 +180,7 @@ def test_interrupting_the_command_leaves_the_notebook_valid_and_unchanged(
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
     model_server.script(py("import os, time\nopen('kernel.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)"))
     proc = subprocess.Popen([*CLI, "a.ipynb", "--prompt", "wait"], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
