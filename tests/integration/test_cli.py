@@ -141,6 +141,7 @@ def test_a_file_that_is_not_a_notebook_exits_2_untouched(tmp_path: Path,
     (["a.ipynb", "--prompt", "x", "--jobs", "0"], "--jobs must be at least 1"),
     (["a.ipynb", "--prompt", "x", "--retries", "-1"], "retries"),
     (["a.ipynb", "--prompt-file", "nope.txt"], "cannot read --prompt-file"),
+    (["a.ipynb", "--prompt", "x", "--policy", "never"], "expected any of ['auto', 'ask-risky', 'ask']"),
 ])
 def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
                              args: list[str], message: str) -> None:
