@@ -12,6 +12,8 @@ code runs past its execution timeout we interrupt it and report a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import time
@@ -103,6 +105,17 @@ class KernelExecutor:
 
     async def run(self, code: str, store_history: bool = True,
                   max_output_chars: int | None = None) -> ExecutionResult:
+        try:
+            return await self._run(code, store_history, max_output_chars)
+        except asyncio.CancelledError:
+            # The run is being stopped (Ctrl-C): stop the code too, or the rollback that
+            # follows would wait behind it.
+            self.transactions.stopping = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.kernel.interrupt(), self.receive_timeout)
+            raise
+
+    async def _run(self, code: str, store_history: bool, max_output_chars: int | None) -> ExecutionResult:
         recorder = OutputRecorder(max_output_chars or self.max_output_chars)
         started = time.perf_counter()
         self.executions += 1

@@ -10,6 +10,7 @@ error; that is "cannot undo", remembered so later attempts skip the round trip.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,8 @@ class RemoteTransactions:
         self.receive_timeout = receive_timeout
         self.timeout = timeout  # a snapshot is bounded by max_bytes; this only guards a wedged kernel
         self.supported: bool | None = None  # None until the kernel has answered once
+        self.stopping = False  # the run was cancelled mid-attempt and the code interrupted
+        self.grace = 15.0  # then, seconds a rollback may take before we give up on it
         self._open = False  # a checkpoint is held in the kernel
 
     async def probe(self) -> bool:
@@ -53,6 +56,12 @@ class RemoteTransactions:
         if not self._open:
             return CANNOT_UNDO
         self._open = False
+        if self.stopping:
+            # Ctrl-C must end the command soon, even if the kernel ignores the interrupt.
+            try:
+                return await asyncio.wait_for(self._call("rollback"), self.grace)
+            except (asyncio.TimeoutError, KernelError):
+                return CANNOT_UNDO
         return await self._call("rollback")
 
     async def commit(self) -> None:
