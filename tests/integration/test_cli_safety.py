@@ -127,3 +127,16 @@ def test_over_the_token_budget_exits_7(tmp_path: Path, model_server: ScriptedOpe
     assert len(model_server.requests) == 1 and (tmp_path / "a.ipynb").read_bytes() == before
     (record,) = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "over-budget" and record["exit_code"] == 7
+
+
+def test_the_session_budget_spans_the_notebooks_of_one_command(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("y = 1"), py("y = 2"))
+    # The first notebook spends about 200 of 300 tokens; the second's first request needs about 200.
+    proc = run(["one.ipynb", "two.ipynb", "--prompt", "set y", "--max-tokens-per-session", "300",
+                "--json", "r.json"], tmp_path)
+    assert proc.returncode == 7, proc.stderr
+    assert "✓ one.ipynb: 1 code cell appended after 1 attempt" in proc.stdout
+    assert "✗ two.ipynb: stopped: token budget reached: 0 tokens spent" in proc.stderr
+    assert len(model_server.requests) == 1 and not (tmp_path / "two.ipynb").exists()
+    assert [r["status"] for r in json.loads((tmp_path / "r.json").read_text())] == ["success", "over-budget"]
