@@ -152,9 +152,11 @@ def test_a_kernel_killed_mid_run_is_a_clear_error(gateway: str, tmp_path: Path,
 
 def test_timeout_interrupts_through_the_gateway(gateway: str, tmp_path: Path,
                                                 model_server: ScriptedOpenAIServer) -> None:
-    model_server.script(py("kept = 5\nwhile True:\n    pass"), Reply(py("kept * 2"), require="TimeoutError"))
+    existing_notebook(tmp_path / "a.ipynb", "kept = 5")
+    # The interrupted attempt is undone (kept back to 5); the kernel and its state live on.
+    model_server.script(py("kept *= 3\nwhile True:\n    pass"), Reply(py("kept * 2"), require="TimeoutError"))
     proc = run(["a.ipynb", "--prompt", "spin", "--gateway-url", gateway, "--gateway-token", TOKEN,
-                "--timeout", "2"], tmp_path)
+                "--timeout", "2", "--run-existing"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1].outputs[0].data["text/plain"] == "10"
     assert kernels_left(gateway) == []
