@@ -132,7 +132,8 @@ async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient,
     kernel = await start_kernel(options, path.parent)
     executor = KernelExecutor(kernel, timeout=options.timeout, receive_timeout=options.receive_timeout,
                               max_output_chars=options.loop.max_output_chars,
-                              snapshot_max_bytes=options.snapshot_max_bytes)
+                              snapshot_max_bytes=options.snapshot_max_bytes,
+                              undo_on_cancel=False)  # the kernel is shut down below
     try:
         if not await executor.transactions.probe() and reporter is not None:
             # Said up front: a failure later would otherwise be the first the user hears of it.

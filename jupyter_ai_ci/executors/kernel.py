@@ -77,7 +77,8 @@ class KernelExecutor:
 
     def __init__(self, kernel: KernelConnection, timeout: float | None = 600.0,
                  receive_timeout: float = 5.0, max_output_chars: int = 4000,
-                 interrupt_grace: float = 15.0, snapshot_max_bytes: int = 1 << 30) -> None:
+                 interrupt_grace: float = 15.0, snapshot_max_bytes: int = 1 << 30,
+                 undo_on_cancel: bool = True) -> None:
         self.kernel = kernel
         self.timeout = timeout
         self.receive_timeout = receive_timeout
@@ -86,6 +87,9 @@ class KernelExecutor:
         self.executions = 0  # execute requests sent, for the benchmark
         self._counts: list[tuple[ExecutionResult, int]] = []
         self.transactions = RemoteTransactions(kernel, snapshot_max_bytes, receive_timeout, timeout)
+        # False when the kernel is shut down right after a cancelled run (the command line):
+        # undoing there would only delay Ctrl-C.
+        self.undo_on_cancel = undo_on_cancel
 
     async def acheckpoint(self, code: Sequence[str]) -> TransactionReport:
         return await self.transactions.checkpoint(code)
@@ -111,6 +115,8 @@ class KernelExecutor:
             # The run is being stopped (Ctrl-C): stop the code too, or the rollback that
             # follows would wait behind it.
             self.transactions.stopping = True
+            if not self.undo_on_cancel:
+                self.transactions.abandon()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.kernel.interrupt(), self.receive_timeout)
             raise

@@ -46,6 +46,10 @@ class RemoteTransactions:
             await self._call("commit")  # a no-op with nothing checkpointed
         return bool(self.supported)
 
+    def abandon(self) -> None:
+        """Forget the checkpoint without a round trip: the kernel is about to go."""
+        self._open = False
+
     async def checkpoint(self, code: Sequence[str]) -> TransactionReport:
         report = await self._call("checkpoint", code)
         self._open = report.supported
