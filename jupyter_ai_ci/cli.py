@@ -12,64 +12,34 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, CFloat, CInt, TraitError, Unicode, default
 
 from . import __version__
+from .approval import GrantAll
 from .config import AICISettings
+from .drivers import Approver, AsyncApprover
 from .errors import AICIError
-from .events import CallModel, Execute, ExecutionResult, Notice
 from .headless import (
+    EXIT_BUDGET,
     EXIT_INTERRUPTED,
     EXIT_MODEL,
     EXIT_USAGE,
     RunOptions,
     RunResult,
+    TokenBudget,
     error_exit,
     run_notebook,
     summary,
 )
 from .llm import Endpoint, OpenAIClient
 from .loop import LoopSettings
-
-
-class TerminalReporter:
-    """Progress on stderr: attempts and retries always, the model's text when on a TTY alone."""
-
-    def __init__(self, label: str, stream: TextIO, show_text: bool) -> None:
-        self.label = label
-        self.stream = stream
-        self.show_text = show_text
-
-    def _say(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
-
-    def model_started(self, call: CallModel) -> None:
-        what = {"first": "writing code", "fix": "fixing", "next-step": "next step"}[call.purpose]
-        self._say(f"{self.label}── model: {what} ──\n")
-
-    def model_text(self, text: str) -> None:
-        if self.show_text:
-            self._say(text)
-
-    def model_finished(self) -> None:
-        if self.show_text:
-            self._say("\n")
-
-    def notice(self, notice: Notice) -> None:
-        mark = {"retrying": "✗", "attempt": "▶"}.get(notice.kind, "·")
-        self._say(f"{self.label}{mark} {notice.text}\n")
-
-    def executing(self, action: Execute) -> None:
-        pass
-
-    def executed(self, action: Execute, result: ExecutionResult) -> None:
-        for note in result.notes:
-            self._say(f"{self.label}· {note}\n")
+from .policy import PolicySettings
+from .terminal import TerminalApprover, TerminalReporter
 
 
 class RunApp(JupyterApp):
@@ -77,9 +47,12 @@ class RunApp(JupyterApp):
     version = __version__
     description = """Run a request against notebooks, headless: start a kernel for each (locally, or on a
     Kernel/Enterprise Gateway), let the model write code, run it, fix it from the traceback,
-    append the cells that worked (with outputs and provenance) and save. Exit status: 0 done,
-    1 gave up, 2 usage, 3 model endpoint, 4 kernel or gateway, 5 an existing cell raised,
-    130 interrupted (the notebook is then unchanged)."""
+    append the cells that worked (with outputs and provenance) and save. Code the policy flags
+    (c.AICISettings.policy, allow, deny) is run after you answer y on the terminal, or with
+    --yes; with no terminal on stdin it is refused. A failed attempt is undone in the kernel.
+    Exit status: 0 done, 1 gave up, 2 usage, 3 model endpoint, 4 kernel or gateway, 5 an
+    existing cell raised, 6 refused by policy, 7 over the token budget, 130 interrupted (the
+    notebook is then unchanged)."""
     examples = 'jupyter ai-ci run analysis.ipynb --prompt "Plot revenue per region from sales.csv"'
     classes = [AICISettings]
 
@@ -98,6 +71,9 @@ class RunApp(JupyterApp):
     startup_timeout = CFloat(60.0, help="Seconds to wait for a kernel to start.").tag(config=True)
     json_file = Unicode("", help="Also write a JSON record of every run here (status, attempts, "
                                  "tokens, seconds), for scripts and CI.").tag(config=True)
+    yes = Bool(False, help="Approve what the policy would ask about (flagged code) without asking; "
+                           "the deny list still applies. Without it and with no terminal on stdin, "
+                           "such code is refused (exit status 6).").tag(config=True)
 
     @default("config_file_name")
     def _default_config_file_name(self) -> str:
@@ -119,8 +95,15 @@ class RunApp(JupyterApp):
         "timeout": "RunApp.timeout", "receive-timeout": "RunApp.receive_timeout",
         "startup-timeout": "RunApp.startup_timeout", "json": "RunApp.json_file", "model": "AICISettings.model",
         "retries": "AICISettings.retries", "steps": "AICISettings.steps",
+        "policy": "AICISettings.policy", "allow": "AICISettings.allow", "deny": "AICISettings.deny",
+        "max-tokens-per-request": "AICISettings.max_tokens_per_request",
+        "max-tokens-per-session": "AICISettings.max_tokens_per_session",
     }
-    flags = {**base_flags, "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first.")}
+    flags = {
+        **base_flags,
+        "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first."),
+        "yes": ({"RunApp": {"yes": True}}, "Approve flagged code without asking (the deny list still applies)."),
+    }
 
     def fail(self, code: int, message: str) -> NoReturn:
         print(f"jupyter ai-ci: {message}", file=sys.stderr)
@@ -164,11 +147,18 @@ class RunApp(JupyterApp):
             receive_timeout=self.receive_timeout, startup_timeout=self.startup_timeout,
             loop=LoopSettings(retries=settings.retries, steps=settings.steps,
                               max_output_chars=settings.max_output_chars,
-                              max_traceback_chars=settings.max_output_chars * 2),
+                              max_traceback_chars=settings.max_output_chars * 2,
+                              policy=PolicySettings(settings.policy, tuple(settings.allow),  # type: ignore[arg-type]
+                                                    tuple(settings.deny)),
+                              # KernelExecutor has no installer yet: a missing module goes
+                              # back to the model instead of an install that cannot happen.
+                              install_missing=False),
             context_tokens=settings.max_context_tokens,
+            snapshot_max_bytes=settings.snapshot_max_bytes,
         )
+        budget = TokenBudget(settings.max_tokens_per_request, settings.max_tokens_per_session)
         try:
-            results = asyncio.run(run_all(paths, options, endpoint, self.jobs))
+            results = asyncio.run(run_all(paths, options, endpoint, self.jobs, self.yes, budget))
         except KeyboardInterrupt:
             self.fail(EXIT_INTERRUPTED, "interrupted; notebooks not yet finished were not changed")
         if self.json_file:
@@ -177,20 +167,33 @@ class RunApp(JupyterApp):
         raise SystemExit(codes[0] if codes else 0)
 
 
-async def run_all(paths: list[Path], options: RunOptions, endpoint: Endpoint, jobs: int) -> list[RunResult]:
+async def run_all(paths: list[Path], options: RunOptions, endpoint: Endpoint, jobs: int,
+                  yes: bool = False, budget: TokenBudget | None = None) -> list[RunResult]:
     """Every notebook, ``jobs`` at a time; each result line printed as it finishes."""
     client = OpenAIClient(endpoint)
     gate = asyncio.Semaphore(jobs)
+    asking = asyncio.Lock()  # one question on the terminal at a time
+    budget = budget or TokenBudget()
     alone = len(paths) == 1
 
     async def one(path: Path) -> RunResult:
         async with gate:
             label = "" if alone else f"[{path.name}] "
             reporter = TerminalReporter(label, sys.stderr, show_text=alone and sys.stderr.isatty())
+            approver: Approver | AsyncApprover = (
+                GrantAll() if yes else TerminalApprover(label, sys.stderr, asking, sys.stdin))
+            limit = budget.next_limit()
             try:
-                result = await run_notebook(path, options, client, endpoint.model, endpoint.host, reporter)
+                if limit is None:
+                    result = RunResult(path, EXIT_BUDGET, f"not run: the command's token budget "
+                                       f"({budget.per_session}) is spent (--max-tokens-per-session)")
+                else:
+                    run_options = replace(options, loop=replace(options.loop, token_budget=limit))
+                    result = await run_notebook(path, run_options, client, endpoint.model, endpoint.host,
+                                                reporter, approver)
             except AICIError as exc:
                 result = error_exit(path, exc)
+            budget.spent += result.outcome.usage.total if result.outcome else 0
             mark, out = ("✓", sys.stdout) if result.exit_code == 0 else ("✗", sys.stderr)
             print(f"{mark} {path}: {result.message}", file=out, flush=True)
             return result

@@ -209,7 +209,11 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                         loop.send(undone)
                     raise
             else:
+                started = time.perf_counter()
                 result = await _async_other(action, executor, approver, book.report)
+                if isinstance(action, _UNDO_ACTIONS):
+                    # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
+                    book.timings.execute += time.perf_counter() - started
             action = loop.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]

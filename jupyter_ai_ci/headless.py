@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .context import CellRecord, build_context
-from .drivers import Reporter, Timings, adrive
+from .drivers import Approver, AsyncApprover, Reporter, Timings, adrive
 from .errors import AICIError, KernelError, ModelError, UsageProblem
-from .events import Outcome
+from .events import Notice, Outcome
 from .executors.kernel import KernelConnection, KernelExecutor, LocalKernel
+from .executors.transact import WHY_NOT
 from .llm import AsyncModelClient
 from .loop import LoopSettings, agent_loop
 from .notebook import Node, NotebookSink, cell_records, load_or_create, save, set_outputs
@@ -28,6 +29,8 @@ EXIT_USAGE = 2
 EXIT_MODEL = 3  # the model endpoint failed
 EXIT_KERNEL = 4  # the kernel or gateway failed (start, death, refused token)
 EXIT_EXISTING = 5  # --run-existing: a cell already in the notebook raised
+EXIT_REFUSED = 6  # the policy refused the code (denied, rejected, or nobody to approve it)
+EXIT_BUDGET = 7  # a token budget would have been exceeded
 EXIT_INTERRUPTED = 130
 
 # Runs in the kernel: the same context the magic builds, from the kernel's own
@@ -59,8 +62,29 @@ class RunOptions:
     timeout: float = 600.0  # per cell, then interrupt
     receive_timeout: float = 5.0
     startup_timeout: float = 60.0
-    loop: LoopSettings = field(default_factory=LoopSettings)
+    loop: LoopSettings = field(default_factory=LoopSettings)  # policy and token budget included
     context_tokens: int = 3000
+    snapshot_max_bytes: int = 1 << 30  # largest object copied so a failed attempt can be undone
+
+
+@dataclass
+class TokenBudget:
+    """The command's token budgets: ``per_request`` for each notebook's run, ``per_session`` for
+    the whole command.  Runs going at once (``--jobs``) see only what finished runs spent, so
+    together they may pass ``per_session`` by what was in flight."""
+
+    per_request: int = 0
+    per_session: int = 0
+    spent: int = 0
+
+    def next_limit(self) -> int | None:
+        """The next run's ``LoopSettings.token_budget`` (0: none); None once the command's is spent."""
+        limits = [self.per_request] if self.per_request else []
+        if self.per_session:
+            if self.spent >= self.per_session:
+                return None
+            limits.append(self.per_session - self.spent)
+        return min(limits) if limits else 0
 
 
 @dataclass
@@ -94,8 +118,11 @@ async def kernel_context(executor: KernelExecutor, request: str, cells: Sequence
 
 
 async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient, model_name: str,
-                       host: str, reporter: Reporter | None = None) -> RunResult:
-    """Run the request against one notebook; save it only when code ran (or prose answered)."""
+                       host: str, reporter: Reporter | None = None,
+                       approver: Approver | AsyncApprover | None = None) -> RunResult:
+    """Run the request against one notebook; save it only when code ran (or prose answered).
+
+    ``approver`` answers what the policy asks about; with none, flagged code is refused."""
     try:
         nb = load_or_create(path, options.kernel_name)
     except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
@@ -104,15 +131,20 @@ async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient,
     timings = Timings()
     kernel = await start_kernel(options, path.parent)
     executor = KernelExecutor(kernel, timeout=options.timeout, receive_timeout=options.receive_timeout,
-                              max_output_chars=options.loop.max_output_chars)
+                              max_output_chars=options.loop.max_output_chars,
+                              snapshot_max_bytes=options.snapshot_max_bytes,
+                              undo_on_cancel=False)  # the kernel is shut down below
     try:
+        if not await executor.transactions.probe() and reporter is not None:
+            # Said up front: a failure later would otherwise be the first the user hears of it.
+            reporter.notice(Notice("not-undoable", WHY_NOT))
         if options.run_existing:
             failed = await _run_existing(nb, executor)
             if failed:
                 return RunResult(path, EXIT_EXISTING, failed, executions=executor.executions)
         context = await kernel_context(executor, options.request, cell_records(nb), options.context_tokens)
         loop = agent_loop(options.request, context, options.loop)
-        outcome = await adrive(loop, model, executor, reporter, timings)
+        outcome = await adrive(loop, model, executor, reporter, timings, approver)
     finally:
         try:
             await asyncio.shield(kernel.shutdown())
@@ -121,6 +153,13 @@ async def run_notebook(path: Path, options: RunOptions, model: AsyncModelClient,
     n = len(outcome.attempts)
     tries = f"{n} attempt{'' if n == 1 else 's'}"
     tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+    if outcome.status == "refused":
+        return RunResult(path, EXIT_REFUSED, f"{outcome.reason}; the notebook was not changed",
+                         outcome, timings, executor.executions)
+    if outcome.status == "over-budget":
+        return RunResult(path, EXIT_BUDGET, f"stopped: {outcome.reason} (--max-tokens-per-request, "
+                         "--max-tokens-per-session); the notebook was not changed", outcome, timings,
+                         executor.executions)
     if outcome.status == "failed":
         last = outcome.last_error
         why = last.one_line() if last else "the model answered the traceback without code"

@@ -25,6 +25,7 @@ from jupyter_ai_ci.executors.kernel import KernelConnection, KernelExecutor
 from jupyter_ai_ci.headless import RunOptions, kernel_context, start_kernel
 from jupyter_ai_ci.llm import AsyncModelClient, Endpoint, OpenAIClient
 from jupyter_ai_ci.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.policy import PolicySettings
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from . import answer as answer_module
@@ -111,7 +112,9 @@ class Worker:
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
         await self.executor.run(_RESET + chdir, store_history=False)
         timings = Timings()
-        settings = LoopSettings(retries=config.retries)
+        # Explicitly 'auto': the benchmark measures the model and the loop, and nobody is there to
+        # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.
+        settings = LoopSettings(retries=config.retries, policy=PolicySettings("auto"))
         try:
             started = time.perf_counter()
             context = await kernel_context(self.executor, task.request(), [], config.context_tokens)

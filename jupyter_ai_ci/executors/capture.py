@@ -115,6 +115,11 @@ class OutputRecorder:
         return [{**o, "text": "".join(o["text"])} if o["output_type"] == "stream" else o
                 for o in self._outputs]
 
+    def clear(self) -> None:
+        """``clear_output``: forget the outputs kept so far (the model's text keeps them)."""
+        self._outputs.clear()
+        self.kept = 0
+
     def _keep(self, size: int) -> bool:
         if self.kept + size > self.keep_limit:
             self.dropped += 1

@@ -38,6 +38,8 @@ class GatewayKernel:
         self.description = f"{kernel_id[:8]} on {_host(url)}"
         self._ws: Any = None
         self._iopub: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # execute_replies we wait for (transactions), by request msg_id; other replies are dropped.
+        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
     @classmethod
@@ -74,26 +76,58 @@ class GatewayKernel:
             raw = await self._ws.read_message()
             if raw is None:
                 self._iopub.put_nowait(_CLOSED)
+                for waiting in self._replies.values():
+                    if not waiting.done():
+                        waiting.set_result(_CLOSED)
                 return
             msg = json.loads(raw)
             if msg.get("channel") == "iopub":
                 self._iopub.put_nowait(msg)
+            elif msg.get("channel") == "shell":
+                reply = self._replies.get(msg.get("parent_header", {}).get("msg_id", ""))
+                if reply is not None and not reply.done():
+                    reply.set_result(msg)
 
-    async def send_execute(self, code: str, store_history: bool) -> str:
+    async def _send(self, code: str, store_history: bool, silent: bool = False,
+                    user_expressions: dict[str, str] | None = None) -> str:
         msg_id = uuid.uuid4().hex
+        if user_expressions:
+            # Waited for before sending: the reply may come while the write is awaited.
+            self._replies[msg_id] = asyncio.get_running_loop().create_future()
         message = {
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.session,
                        "username": "jupyter-ai-ci", "version": "5.3",
                        "date": datetime.now(timezone.utc).isoformat()},
             "parent_header": {}, "metadata": {}, "buffers": [], "channel": "shell",
-            "content": {"code": code, "silent": False, "store_history": store_history,
-                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True},
+            "content": {"code": code, "silent": silent, "store_history": store_history,
+                        "user_expressions": user_expressions or {}, "allow_stdin": False,
+                        "stop_on_error": True},
         }
         try:
             await self._ws.write_message(json.dumps(message))
         except Exception:
             raise KernelDied(f"the websocket to the kernel {self.description} closed") from None
         return msg_id
+
+    async def send_execute(self, code: str, store_history: bool) -> str:
+        return await self._send(code, store_history)
+
+    async def send_expressions(self, expressions: dict[str, str]) -> str:
+        return await self._send("", False, silent=True, user_expressions=expressions)
+
+    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        waiting = self._replies.get(msg_id)
+        if waiting is None:
+            return None
+        try:
+            msg = await asyncio.wait_for(asyncio.shield(waiting), timeout)
+        except asyncio.TimeoutError:
+            return None
+        del self._replies[msg_id]
+        if msg is _CLOSED:
+            raise KernelDied(f"the gateway closed the websocket to the kernel {self.description}: "
+                             "the kernel died or was shut down")
+        return dict(msg.get("content", {}))
 
     async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
         try:

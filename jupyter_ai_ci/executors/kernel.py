@@ -12,15 +12,19 @@ code runs past its execution timeout we interrupt it and report a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..errors import KernelDied, KernelError
-from ..events import ErrorInfo, ExecutionResult
+from ..events import ErrorInfo, ExecutionResult, TransactionReport
 from ..text import strip_ansi
 from .capture import OutputRecorder
+from .transact import RemoteTransactions
 
 # Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -38,6 +42,14 @@ class KernelConnection(Protocol):
 
     async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
         """The next iopub message, or None when ``timeout`` seconds pass first."""
+        ...
+
+    async def send_expressions(self, expressions: dict[str, str]) -> str:
+        """Send a silent execute_request with no code and these user expressions; return its msg_id."""
+        ...
+
+    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        """The content of the execute_reply to ``msg_id``, or None when ``timeout`` seconds pass first."""
         ...
 
     async def interrupt(self) -> None: ...
@@ -60,11 +72,13 @@ def traceback_lineno(traceback: str) -> int | None:
 
 
 class KernelExecutor:
-    """``AsyncExecutor`` over a ``KernelConnection``."""
+    """``AsyncExecutor`` over a ``KernelConnection``, with transactional attempts
+    (``acheckpoint``/``arollback``/``acommit``, see ``transact.py``)."""
 
     def __init__(self, kernel: KernelConnection, timeout: float | None = 600.0,
                  receive_timeout: float = 5.0, max_output_chars: int = 4000,
-                 interrupt_grace: float = 15.0) -> None:
+                 interrupt_grace: float = 15.0, snapshot_max_bytes: int = 1 << 30,
+                 undo_on_cancel: bool = True) -> None:
         self.kernel = kernel
         self.timeout = timeout
         self.receive_timeout = receive_timeout
@@ -72,6 +86,19 @@ class KernelExecutor:
         self.interrupt_grace = interrupt_grace
         self.executions = 0  # execute requests sent, for the benchmark
         self._counts: list[tuple[ExecutionResult, int]] = []
+        self.transactions = RemoteTransactions(kernel, snapshot_max_bytes, receive_timeout, timeout)
+        # False when the kernel is shut down right after a cancelled run (the command line):
+        # undoing there would only delay Ctrl-C.
+        self.undo_on_cancel = undo_on_cancel
+
+    async def acheckpoint(self, code: Sequence[str]) -> TransactionReport:
+        return await self.transactions.checkpoint(code)
+
+    async def arollback(self) -> TransactionReport:
+        return await self.transactions.rollback()
+
+    async def acommit(self) -> None:
+        await self.transactions.commit()
 
     def execution_count(self, result: ExecutionResult) -> int | None:
         """The kernel's ``In[n]`` for a result this executor returned."""
@@ -82,6 +109,19 @@ class KernelExecutor:
 
     async def run(self, code: str, store_history: bool = True,
                   max_output_chars: int | None = None) -> ExecutionResult:
+        try:
+            return await self._run(code, store_history, max_output_chars)
+        except asyncio.CancelledError:
+            # The run is being stopped (Ctrl-C): stop the code too, or the rollback that
+            # follows would wait behind it.
+            self.transactions.stopping = True
+            if not self.undo_on_cancel:
+                self.transactions.abandon()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.kernel.interrupt(), self.receive_timeout)
+            raise
+
+    async def _run(self, code: str, store_history: bool, max_output_chars: int | None) -> ExecutionResult:
         recorder = OutputRecorder(max_output_chars or self.max_output_chars)
         started = time.perf_counter()
         self.executions += 1
@@ -120,14 +160,14 @@ class KernelExecutor:
             if kind == "status" and content.get("execution_state") == "idle":
                 break
             if clear_pending and kind in ("stream", "display_data", "execute_result"):
-                _clear(recorder)
+                recorder.clear()
                 clear_pending = False
             if kind == "clear_output":
                 # Progress bars redraw by clearing; the saved cell keeps the last frame,
                 # as Jupyter shows it.  The model's text keeps everything (it is capped).
                 clear_pending = bool(content.get("wait"))
                 if not clear_pending:
-                    _clear(recorder)
+                    recorder.clear()
             elif kind == "stream":
                 recorder.stream(content.get("name", "stdout"), content.get("text", ""))
             elif kind == "display_data":
@@ -157,11 +197,6 @@ class KernelExecutor:
         if count is not None:
             self._counts.append((result, count))
         return result
-
-
-def _clear(recorder: OutputRecorder) -> None:
-    recorder.outputs.clear()
-    recorder.kept = 0
 
 
 def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[str, Any], ...]:
@@ -216,6 +251,24 @@ class LocalKernel:
         except Empty:
             return None
         return msg
+
+    async def send_expressions(self, expressions: dict[str, str]) -> str:
+        return str(self.client.execute("", silent=True, store_history=False, user_expressions=expressions,
+                                       allow_stdin=False))
+
+    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        from queue import Empty
+
+        # Replies to the code we ran were never read (iopub says all we need): skip them.
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
+            except Empty:
+                return None
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return dict(msg["content"])
+        return None
 
     async def interrupt(self) -> None:
         await self.manager.interrupt_kernel()

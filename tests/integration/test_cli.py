@@ -23,8 +23,10 @@ def py(code: str) -> str:
     return f"Here you go.\n```python\n{code}\n```\n"
 
 
-def run(args: list[str], cwd: Path, timeout: float = 120, cmd: list[str] = CLI) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def run(args: list[str], cwd: Path, timeout: float = 120, cmd: list[str] = CLI,
+        stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    # stdin is not the test runner's terminal: flagged code would wait for an answer there.
+    return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=stdin)
 
 
 def existing_notebook(path: Path, *sources: str) -> bytes:
@@ -139,6 +141,7 @@ def test_a_file_that_is_not_a_notebook_exits_2_untouched(tmp_path: Path,
     (["a.ipynb", "--prompt", "x", "--jobs", "0"], "--jobs must be at least 1"),
     (["a.ipynb", "--prompt", "x", "--retries", "-1"], "retries"),
     (["a.ipynb", "--prompt-file", "nope.txt"], "cannot read --prompt-file"),
+    (["a.ipynb", "--prompt", "x", "--policy", "never"], "expected any of ['auto', 'ask-risky', 'ask']"),
 ])
 def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
                              args: list[str], message: str) -> None:
@@ -149,15 +152,17 @@ def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
 
 def test_a_cell_past_the_timeout_is_interrupted_and_fixed(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    existing_notebook(tmp_path / "a.ipynb", "base = 1")
     # It prints all the while: the kernel is never quiet, yet the timeout must fire.
-    model_server.script(py("import time\nkept = 1\nwhile True:\n    print('tick')\n    time.sleep(0.001)"),
-                        Reply(py("done = kept + 1\ndone"), require="TimeoutError"))
+    model_server.script(py("import time\nbase += 100\nkept = 1\nwhile True:\n    print('tick')\n    time.sleep(0.001)"),
+                        Reply(py("done = base + 1\ndone"), require="TimeoutError"))
     started = time.monotonic()
-    proc = run(["a.ipynb", "--prompt", "loop", "--timeout", "2"], tmp_path)
+    proc = run(["a.ipynb", "--prompt", "loop", "--timeout", "2", "--run-existing"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 60
     assert "TimeoutError: the code ran longer than 2 s and was interrupted" in proc.stderr
-    # The interrupt kept the kernel and its state: `kept` from the interrupted attempt is there.
+    # The interrupt kept the kernel and its state; the interrupted attempt itself was undone.
+    assert "↺ attempt 1 undone: restored base; removed new names kept, time" in proc.stderr
     assert nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1].outputs[0].data["text/plain"] == "2"
 
 
@@ -166,7 +171,7 @@ def test_a_kernel_that_dies_is_a_clear_error_within_seconds(
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
     model_server.script(py("import os\nos._exit(1)"))
     started = time.monotonic()
-    proc = run(["a.ipynb", "--prompt", "die", "--receive-timeout", "1"], tmp_path)
+    proc = run(["a.ipynb", "--prompt", "die", "--receive-timeout", "1", "--yes"], tmp_path)  # os._exit is flagged
     assert proc.returncode == 4, proc.stderr
     assert time.monotonic() - started < 30
     assert "KernelDied: the kernel (local python3) died while running code" in proc.stderr
@@ -177,8 +182,11 @@ def test_interrupting_the_command_leaves_the_notebook_valid_and_unchanged(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
     model_server.script(py("import os, time\nopen('kernel.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)"))
+    # A shell starts background jobs with SIGINT ignored, and children inherit that: give the
+    # command the default handler a user's terminal would, wherever the suite itself runs.
     proc = subprocess.Popen([*CLI, "a.ipynb", "--prompt", "wait"], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -142,7 +142,7 @@ def test_a_kernel_killed_mid_run_is_a_clear_error(gateway: str, tmp_path: Path,
     model_server.script(py("import os, signal\nprint('going', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"))
     started = time.monotonic()
     proc = run(["a.ipynb", "--prompt", "die", "--gateway-url", gateway, "--gateway-token", TOKEN,
-                "--receive-timeout", "1"], tmp_path)
+                "--receive-timeout", "1", "--yes"], tmp_path)  # os.kill is flagged: approve it
     assert proc.returncode == 4, proc.stderr
     assert time.monotonic() - started < 40
     assert "KernelDied: " in proc.stderr and "on 127.0.0.1:" in proc.stderr
@@ -152,11 +152,27 @@ def test_a_kernel_killed_mid_run_is_a_clear_error(gateway: str, tmp_path: Path,
 
 def test_timeout_interrupts_through_the_gateway(gateway: str, tmp_path: Path,
                                                 model_server: ScriptedOpenAIServer) -> None:
-    model_server.script(py("kept = 5\nwhile True:\n    pass"), Reply(py("kept * 2"), require="TimeoutError"))
+    existing_notebook(tmp_path / "a.ipynb", "kept = 5")
+    # The interrupted attempt is undone (kept back to 5); the kernel and its state live on.
+    model_server.script(py("kept *= 3\nwhile True:\n    pass"), Reply(py("kept * 2"), require="TimeoutError"))
     proc = run(["a.ipynb", "--prompt", "spin", "--gateway-url", gateway, "--gateway-token", TOKEN,
-                "--timeout", "2"], tmp_path)
+                "--timeout", "2", "--run-existing"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1].outputs[0].data["text/plain"] == "10"
+    assert kernels_left(gateway) == []
+
+
+def test_a_failed_attempt_is_undone_on_the_gateway(gateway: str, tmp_path: Path,
+                                                   model_server: ScriptedOpenAIServer) -> None:
+    existing_notebook(tmp_path / "a.ipynb", "rows = [1, 2]")
+    model_server.script(py("rows.append(3)\nraise ValueError('not yet')"),
+                        Reply(py("rows.append(3)\nrows"), require="ValueError"))
+    proc = run(["a.ipynb", "--prompt", "add 3", "--run-existing", "--gateway-url", gateway,
+                "--gateway-token", TOKEN], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "↺ attempt 1 undone: restored rows" in proc.stderr
+    # Appended once: the failed attempt's append was rolled back in the gateway's kernel.
+    assert nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1].outputs[0].data["text/plain"] == "[1, 2, 3]"
     assert kernels_left(gateway) == []
 
 

@@ -47,7 +47,8 @@ def test_any_openai_endpoint_as_the_model(tmp_path: Path, model_server: Scripted
     """The --model path, with the scripted server standing in for a real endpoint."""
     by_id = {t.id: t for t in SUITE}
     model_server.script(
-        fenced(by_id["dedupe_count"].reference),  # right first time
+        # Right first time, and flagged (a process): the benchmark runs with policy 'auto', never refused.
+        fenced("import subprocess\nsubprocess.run(['true'], check=True)\n" + by_id["dedupe_count"].reference),
         fenced("import pandas as pd\nanswer = pd.read_csv('sales.csv')['date'].iloc[0]"),  # runs, wrong
         fenced("answer = 1 / 0"), Reply(fenced(by_id["units_p90"].reference), require="ZeroDivisionError"),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_ai_ci.cli import TerminalReporter
+from jupyter_ai_ci.terminal import TerminalReporter
 from jupyter_ai_ci.events import Cell, ExecutionResult, Notice
 from jupyter_ai_ci.executors.kernel import traceback_lineno
 from jupyter_ai_ci.notebook import NotebookSink, cell_records, load_or_create, output_text, save
