@@ -186,7 +186,7 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
     """The model name users see and replay records keep for a local model."""
     return replace(endpoint, model=path.stem, base_url="http://127.0.0.1/v1", api_key="local",
                    timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
-                   max_tokens=endpoint.max_tokens or 1024,
+                   max_tokens=endpoint.max_tokens or 512,
                    extra_body=(("repeat_penalty", 1.0),))  # llama.cpp's 1.1 default hurts code
 
 
