@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -61,13 +62,26 @@ def extract_code_blocks(text: str) -> list[CodeBlock]:
 
 
 def python_blocks(text: str) -> list[str]:
-    """The code of every python block; an untagged block counts as python.
+    """The code of the reply's python blocks, in order.
 
-    Models often omit the language tag; an untagged block that is valid
-    Python is what they meant.  The syntax check before running catches the
-    rest.
+    Tagged blocks (```python) are what the model asked to run.  Models also
+    use untagged fences -- for the output they expect ("Output: ``` 155.0 ```")
+    far more often than for code -- so untagged blocks run only when the reply
+    has no tagged block and they parse as Python.
     """
-    return [b.code for b in extract_code_blocks(text) if (b.is_python or b.language == "") and b.code.strip()]
+    blocks = [b for b in extract_code_blocks(text) if b.code.strip()]
+    tagged = [b.code for b in blocks if b.is_python]
+    if tagged:
+        return tagged
+    return [b.code for b in blocks if b.language == "" and _parses(b.code)]
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def strip_ansi(text: str) -> str:

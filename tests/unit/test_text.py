@@ -5,12 +5,17 @@ from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks, st
 
 
 def test_python_blocks_in_order_other_languages_skipped() -> None:
-    reply = (
-        "First:\n```python\na = 1\n```\nShell:\n```bash\nls\n```\n"
-        "Untagged:\n```\nb = 2\n```\n~~~py\nc = 3\n~~~\n"
-    )
-    assert python_blocks(reply) == ["a = 1", "b = 2", "c = 3"]
-    assert [b.language for b in extract_code_blocks(reply)] == ["python", "bash", "", "py"]
+    reply = "First:\n```python\na = 1\n```\nShell:\n```bash\nls\n```\n~~~py\nc = 3\n~~~\n"
+    assert python_blocks(reply) == ["a = 1", "c = 3"]
+    assert [b.language for b in extract_code_blocks(reply)] == ["python", "bash", "py"]
+
+
+def test_untagged_blocks_are_output_beside_tagged_code_and_code_alone_if_they_parse() -> None:
+    # What SmolLM2 really wrote: the expected output in an untagged fence after the code.
+    reply = "```python\nprint(1 + 1)\n```\nOutput:\n```\nTotal revenue per region: 2.5\n```\n"
+    assert python_blocks(reply) == ["print(1 + 1)"]
+    assert python_blocks("Run this:\n```\nx = 2\nx * 3\n```\n") == ["x = 2\nx * 3"]
+    assert python_blocks("It prints:\n```\nTotal revenue per region: 2.5\n```\n") == []
 
 
 def test_longer_fences_and_nested_backticks() -> None:
