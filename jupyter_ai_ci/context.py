@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import prompts
 from .describe import _is_frame, describe
 from .events import Message
 from .privacy import mask_secrets, masked_cut
@@ -40,7 +41,7 @@ CELL_SOURCE_CHARS = 1200
 CELL_OUTPUT_CHARS = 600
 TURN_CHARS = 2000
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_HEADER = "## Notebook context (live kernel state)\n"
+_HEADER = prompts.CONTEXT_HEADER
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ collecting everything the kernel sent back."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +50,19 @@ def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelMan
     km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
                               cwd=cwd or tempfile.mkdtemp(prefix="aici-kernel-"))
     return km, kc
+
+
+@contextmanager
+def ask_kernel(base_url: str) -> Iterator[BlockingKernelClient]:
+    """A kernel with the extension loaded, pointed at the scripted model at ``base_url``."""
+    km, kc = start_kernel({"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "",
+                           "JUPYTER_AI_CI_MODEL": "scripted-model"})
+    try:
+        assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
 
 
 def run_cell(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRun:

@@ -13,19 +13,13 @@ import pytest
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 from jupyter_ai_ci.tokens import count_tokens
 
-from .kernel_helpers import run_cell, start_kernel
+from .kernel_helpers import ask_kernel, run_cell
 
 
 @pytest.fixture(scope="module")
 def _kernel(_server: ScriptedOpenAIServer) -> Iterator[Any]:
-    km, kc = start_kernel({"OPENAI_BASE_URL": _server.base_url, "OPENAI_API_KEY": "",
-                           "JUPYTER_AI_CI_MODEL": "scripted-model"})
-    try:
-        assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+    with ask_kernel(_server.base_url) as kc:
         yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 @pytest.fixture
