@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from jupyter_ai_ci.transaction import Transaction
+from jupyter_ai_ci.safety.transaction import Transaction
 
 ROWS = 1_000_000
 REPEAT = 7

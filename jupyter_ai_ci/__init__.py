@@ -14,7 +14,7 @@ __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from .magics import AskMagics, keep_question_marks
+    from jupyter_ai_ci.drivers.magic import AskMagics, keep_question_marks
 
     ipython.register_magics(AskMagics)
     if keep_question_marks not in ipython.input_transformers_cleanup:
@@ -22,7 +22,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "jupyter_ai_ci.server"}]
+    return [{"module": "jupyter_ai_ci.drivers.server"}]
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
@@ -31,8 +31,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 def unload_ipython_extension(ipython: Any) -> None:
     # IPython has no public way to unregister magics; drop ours by name.
-    from .kernel_state import forget
-    from .magics import keep_question_marks
+    from jupyter_ai_ci.context.kernel_state import forget
+    from jupyter_ai_ci.drivers.magic import keep_question_marks
 
     forget(ipython)  # stop recording assignment order
     for kind in ("line", "cell"):

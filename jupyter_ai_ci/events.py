@@ -7,6 +7,7 @@ here does I/O, so the loop can be tested in memory and driven by any driver.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
@@ -84,6 +85,16 @@ class ExecutionResult:
         return self.error is None
 
 
+@dataclass(frozen=True)
+class CellRecord:
+    """A notebook cell as the context describes it."""
+
+    source: str
+    output: str = ""
+    kind: str = "code"  # "markdown" for a notebook file's text cells
+    label: str = ""  # "In [12]" / "cell 7": how the user would point at it
+
+
 # ---- actions the loop asks for -------------------------------------------
 
 
@@ -106,7 +117,7 @@ class Notice:
     """Something to tell the user; the driver sends back None."""
 
     kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text",
-                  "undone", "not-undoable", "refused", "install", "budget"]
+                  "undone", "not-undoable", "refused", "install", "budget", "context"]
     text: str
     attempt: int = 0
     step: int = 0
@@ -234,3 +245,7 @@ class Outcome:
             if a.error is not None:
                 return a.error
         return None
+
+
+# The agent loop: yields actions, is sent their results, returns the outcome.
+LoopGen = Generator[Action, Any, Outcome]

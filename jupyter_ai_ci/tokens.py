@@ -80,3 +80,9 @@ def counter_name() -> str:
 def reset() -> None:
     """Forget the chosen counter (tests; a tiktoken cache filled meanwhile)."""
     _counter.cache_clear()
+
+
+def estimate_usage(text: str) -> int:
+    # ~4 characters per token for English and code: used only when the
+    # server reports no usage.
+    return (len(text) + 3) // 4

@@ -22,4 +22,6 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
 python -m pip install -q --disable-pip-version-check -e ".[test,local]"
 python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
+# The layers contract and no import cycles (pyproject.toml [tool.importlinter]).
+lint-imports
 python -m pytest "$@"

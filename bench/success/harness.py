@@ -13,19 +13,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.drivers import Timings, adrive
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
 from jupyter_ai_ci.errors import AICIError, KernelError
-from jupyter_ai_ci.executors.kernel import KernelConnection, KernelExecutor
-from jupyter_ai_ci.headless import RunOptions, kernel_context, start_kernel
-from jupyter_ai_ci.llm import AsyncModelClient, Endpoint, OpenAIClient
-from jupyter_ai_ci.loop import LoopSettings, agent_loop
-from jupyter_ai_ci.policy import PolicySettings
+from jupyter_ai_ci.executors.connection import KernelConnection
+from jupyter_ai_ci.executors.kernel import KernelExecutor
+from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient
+from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.run.flow import RemoteKernel, run_async
+from jupyter_ai_ci.run.request import Run
+from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from . import answer as answer_module
@@ -82,19 +84,19 @@ class Worker:
         self.server: ScriptedOpenAIServer | None = None
         self.kernel: KernelConnection | None = None
         self.executor: KernelExecutor | None = None
-        self.model: AsyncModelClient | None = None
+        self.model: tuple[Endpoint, AsyncModelClient] | None = None
 
-    async def start(self, shared: AsyncModelClient | None) -> None:
+    async def start(self, shared: tuple[Endpoint, AsyncModelClient] | None) -> None:
         if shared is None:
             self.server = ScriptedOpenAIServer().start()
-            self.model = OpenAIClient(Endpoint(model="scripted", base_url=self.server.base_url, max_retries=0))
+            endpoint = Endpoint(model="scripted", base_url=self.server.base_url, max_retries=0)
+            self.model = (endpoint, OpenAIClient(endpoint))
         else:
             self.model = shared
         await self._start_kernel()
 
     async def _start_kernel(self) -> None:
-        options = RunOptions(request="", gateway_url=self.config.gateway_url,
-                             gateway_token=self.config.gateway_token)
+        options = KernelOptions(gateway_url=self.config.gateway_url, gateway_token=self.config.gateway_token)
         self.kernel = await start_kernel(options, self.config.data_dir)
         self.executor = KernelExecutor(self.kernel, timeout=self.config.timeout)
 
@@ -113,17 +115,14 @@ class Worker:
         await self.executor.run(_RESET + chdir, store_history=False)
         timings = Timings()
         # Explicitly 'auto': the benchmark measures the model and the loop, and nobody is there to
-        # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.
-        settings = LoopSettings(retries=config.retries, policy=PolicySettings("auto"))
+        # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.  No replay:
+        # every task must reach the model.  The run is the same one every driver uses.
+        settings = AICISettings(retries=config.retries, policy="auto", replay=False,
+                                max_context_tokens=config.context_tokens, install_missing=False)
         try:
-            started = time.perf_counter()
-            context = await kernel_context(self.executor, task.request(), [], config.context_tokens)
-            # Built by a kernel round trip: counted as execution time, like the loop's own runs.
-            spent = time.perf_counter() - started
-            timings.total += spent
-            timings.execute += spent
-            outcome = await adrive(agent_loop(task.request(), context, settings), self.model, self.executor,
-                                   None, timings)
+            run = Run(Session(settings, self.model), task.request(), source="bench")
+            result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None, timings)
+            outcome = result.outcome
         except AICIError as exc:
             if isinstance(exc, KernelError):
                 await self._restart_kernel()
@@ -160,7 +159,7 @@ class Worker:
 async def run_bench(jobs: list[Job], config: BenchConfig,
                     progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
     """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
-    shared = OpenAIClient(config.endpoint) if config.endpoint is not None else None
+    shared = (config.endpoint, OpenAIClient(config.endpoint)) if config.endpoint is not None else None
     queue: asyncio.Queue[tuple[int, Job]] = asyncio.Queue()
     for item in enumerate(jobs):
         queue.put_nowait(item)

@@ -6,7 +6,7 @@ kernel and frontend executors serve the command line and the sidebar.
 
 from typing import Protocol
 
-from ..events import ExecutionResult
+from jupyter_ai_ci.events import ExecutionResult
 
 
 class Executor(Protocol):

@@ -19,11 +19,12 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from .. import remote
-from ..errors import ExecutionAborted
-from ..events import ErrorInfo, Execute, ExecutionResult, TransactionReport
-from ..text import head_tail, strip_ansi
-from .capture import standin
+from jupyter_ai_ci.errors import ExecutionAborted
+from jupyter_ai_ci.events import ErrorInfo, Execute, ExecutionResult, TransactionReport
+from jupyter_ai_ci.executors import pip
+from jupyter_ai_ci.executors.capture import standin
+from jupyter_ai_ci.safety import remote
+from jupyter_ai_ci.text import head_tail, strip_ansi
 
 Send = Callable[[dict[str, Any]], None]
 # Evaluates a user expression in the notebook's kernel (the server's own client).
@@ -88,9 +89,10 @@ class FrontendExecutor:
     def __init__(self, send: Send, anchor_cell_id: str | None,
                  metadata: dict[str, Any] | None = None, max_output_chars: int = 4000,
                  kernel_expression: KernelExpression | None = None,
-                 snapshot_max_bytes: int = 1 << 30) -> None:
+                 snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None) -> None:
         self.send = send
         self.kernel_expression = kernel_expression
+        self.kernel_install = kernel_install  # like kernel_expression, with an install's longer timeout
         self.snapshot_max_bytes = snapshot_max_bytes
         self.metadata = metadata or {}
         self.max_output_chars = max_output_chars
@@ -156,6 +158,15 @@ class FrontendExecutor:
         except Exception:  # noqa: BLE001 - a kernel that cannot answer means "cannot undo"
             return UNSUPPORTED
         return remote.parse(value)
+
+    async def ainstall(self, package: str) -> ExecutionResult:
+        """``pip install`` into the notebook kernel's environment, through the server's own client."""
+        if self.kernel_install is None:
+            return ExecutionResult(error=ErrorInfo("InstallError", "this panel cannot install packages", ""))
+        try:
+            return pip.result_from_reply(await self.kernel_install(pip.expression(package)))
+        except Exception as exc:  # noqa: BLE001 - a busy or gone kernel: the install failed, the run goes on
+            return ExecutionResult(error=ErrorInfo("InstallError", f"the kernel did not answer ({exc})", ""))
 
     async def acheckpoint(self, code: Sequence[str]) -> TransactionReport:
         return await self._transaction("checkpoint", code)

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import GatewayError, KernelDied
+from jupyter_ai_ci.errors import GatewayError, KernelDied
 
 _CLOSED: dict[str, Any] = {"msg_type": "_closed"}
 

@@ -18,43 +18,21 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from ..errors import KernelDied, KernelError
-from ..events import ErrorInfo, ExecutionResult, TransactionReport
-from ..text import strip_ansi
-from .capture import OutputRecorder
-from .transact import RemoteTransactions
+from jupyter_ai_ci.errors import KernelDied, KernelError
+from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, TransactionReport
+from jupyter_ai_ci.executors import pip
+from jupyter_ai_ci.executors.capture import OutputRecorder
+from jupyter_ai_ci.executors.connection import KernelConnection
+from jupyter_ai_ci.executors.transact import RemoteTransactions
+from jupyter_ai_ci.text import strip_ansi
 
 # Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _CELL_LINE = re.compile(r"Cell In\[(\d+)\], line (\d+)")
 
 
-class KernelConnection(Protocol):
-    """One running kernel, however it is reached."""
-
-    description: str
-
-    async def send_execute(self, code: str, store_history: bool) -> str:
-        """Send an execute_request; return its msg_id."""
-        ...
-
-    async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
-        """The next iopub message, or None when ``timeout`` seconds pass first."""
-        ...
-
-    async def send_expressions(self, expressions: dict[str, str]) -> str:
-        """Send a silent execute_request with no code and these user expressions; return its msg_id."""
-        ...
-
-    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
-        """The content of the execute_reply to ``msg_id``, or None when ``timeout`` seconds pass first."""
-        ...
-
-    async def interrupt(self) -> None: ...
-    async def is_alive(self) -> bool: ...
-    async def shutdown(self) -> None: ...
 
 
 def traceback_lineno(traceback: str) -> int | None:
@@ -99,6 +77,14 @@ class KernelExecutor:
 
     async def acommit(self) -> None:
         await self.transactions.commit()
+
+    async def ainstall(self, package: str) -> ExecutionResult:
+        """``pip install`` into the kernel's own environment (``executors/pip.py``)."""
+        return pip.result_from_reply(await self.transactions.evaluate(pip.expression(package), "pip install"))
+
+    async def evaluate(self, expression: str) -> dict[str, Any]:
+        """A silent user expression in the kernel (the run's snapshot, installs)."""
+        return await self.transactions.evaluate(expression)
 
     def execution_count(self, result: ExecutionResult) -> int | None:
         """The kernel's ``In[n]`` for a result this executor returned."""

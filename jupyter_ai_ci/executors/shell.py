@@ -23,14 +23,14 @@ from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Any
 
-from ..events import ErrorInfo, ExecutionResult, TransactionReport
-from ..text import clean
-from ..transaction import Transaction
-from .capture import OutputRecorder, Tee
-from .watchdog import AttemptTimeout, Watchdog
+from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, TransactionReport
+from jupyter_ai_ci.executors import pip
+from jupyter_ai_ci.executors.capture import OutputRecorder, Tee
+from jupyter_ai_ci.executors.watchdog import AttemptTimeout, Watchdog
+from jupyter_ai_ci.safety.transaction import Transaction
+from jupyter_ai_ci.text import clean
 
 SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
-INSTALL_TIMEOUT = 900.0  # seconds a %pip install may take
 
 
 def _lineno(tb: TracebackType | None) -> int | None:
@@ -77,18 +77,13 @@ class ShellExecutor:
         """``%pip install`` into this kernel's own environment (``%pip`` uses
         ``sys.executable``), then let imports see the new package."""
         # Downloads can take longer than a generated cell may; still never forever.
-        timeout, self.timeout = self.timeout, max(self.timeout, INSTALL_TIMEOUT) if self.timeout else 0
+        timeout, self.timeout = self.timeout, max(self.timeout, pip.INSTALL_TIMEOUT) if self.timeout else 0
         try:
             result = self.execute(f"%pip install --disable-pip-version-check {package}")
         finally:
             self.timeout = timeout
         importlib.invalidate_caches()
-        if result.ok and "ERROR:" in result.output:
-            # %pip reports a failed install in its output, not as an exception.
-            line = next(x for x in result.output.splitlines() if "ERROR:" in x)
-            return ExecutionResult(output=result.output,
-                                   error=ErrorInfo("InstallError", line.strip(), result.output))
-        return result
+        return pip.judged(result)
 
     def execute(self, code: str) -> ExecutionResult:
         recorder = OutputRecorder(self.max_output_chars)

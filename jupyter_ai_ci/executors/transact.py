@@ -2,7 +2,7 @@
 
 The loop asks for ``Checkpoint`` / ``Rollback`` / ``Commit`` around each
 attempt; ``KernelExecutor`` answers them through this class, which sends
-``jupyter_ai_ci.remote``'s user expression in a silent ``execute_request`` and
+``jupyter_ai_ci.safety.remote``'s user expression in a silent ``execute_request`` and
 waits for the reply on the shell channel.  The snapshot itself lives in the
 kernel.  A kernel whose environment lacks jupyter_ai_ci answers with an
 error; that is "cannot undo", remembered so later attempts skip the round trip.
@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .. import remote
-from ..errors import KernelDied, KernelError
-from ..events import TransactionReport
-
-if TYPE_CHECKING:
-    from .kernel import KernelConnection
+from jupyter_ai_ci.errors import KernelDied, KernelError
+from jupyter_ai_ci.events import TransactionReport
+from jupyter_ai_ci.executors.connection import KernelConnection
+from jupyter_ai_ci.safety import remote
 
 CANNOT_UNDO = TransactionReport(supported=False)
 WHY_NOT = ("this kernel cannot undo a failed attempt (jupyter_ai_ci is not installed in its environment); "
@@ -76,15 +74,19 @@ class RemoteTransactions:
     async def _call(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
         if self.supported is False:
             return CANNOT_UNDO
-        expression = remote.expression(op, code, self.max_bytes)
+        report = remote.parse(await self.evaluate(remote.expression(op, code, self.max_bytes), op))
+        self.supported = report.supported
+        return report
+
+    async def evaluate(self, expression: str, what: str = "request") -> dict[str, Any]:
+        """Evaluate one silent user expression in the kernel; its ``user_expressions`` entry."""
         for _ in range(2):
-            content = await self._reply(await self.kernel.send_expressions({"tx": expression}), op)
+            content = await self._reply(await self.kernel.send_expressions({"x": expression}), what)
             # ipykernel aborts requests queued just behind one that raised; ask again.
             if content.get("status") != "aborted":
                 break
-        report = remote.parse(content.get("user_expressions", {}).get("tx", {}))
-        self.supported = report.supported
-        return report
+        value = content.get("user_expressions", {}).get("x", {})
+        return value if isinstance(value, dict) else {}
 
     async def _reply(self, msg_id: str, op: str) -> dict[str, Any]:
         waited = 0.0

@@ -33,6 +33,7 @@ class Reply:
     cut_after: int | None = None  # streamed: drop the connection after this many characters
     raw: str | None = None  # send this body as is (malformed replies)
     usage: bool = True
+    tokens: tuple[int, int] | None = None  # (prompt, completion) to report instead of a count of the text
 
 
 def _tokens(text: str) -> int:
@@ -166,8 +167,9 @@ class ScriptedOpenAIServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                usage = {"prompt_tokens": _tokens(text), "completion_tokens": _tokens(reply.text),
-                         "total_tokens": _tokens(text) + _tokens(reply.text)}
+                prompt, completion = reply.tokens or (_tokens(text), _tokens(reply.text))
+                usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+                         "total_tokens": prompt + completion}
                 model = body.get("model") or server.model
                 if body.get("stream"):
                     self._stream(reply, model, usage if reply.usage else None,

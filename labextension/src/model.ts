@@ -5,6 +5,7 @@
  * the run; this model shows what it says and runs cells when asked, through
  * the notebook target pinned when the request was sent.
  */
+import { JSONObject } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
@@ -12,8 +13,84 @@ import {
   INotebookBridge,
   IRunTarget,
   IServerConfig,
+  ISessionUsage,
+  METADATA_KEY,
   ServerMessage
 } from './tokens';
+
+/** At most this many cells per provenance message. */
+export const MAX_PROVENANCE_CELLS = 200;
+/** At most this much JSON text of provenance per cell. */
+export const MAX_PROVENANCE_CHARS = 100_000;
+const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/; // nbformat 4.5 cell ids
+
+function isPlainObject(value: unknown): value is JSONObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return false;
+  }
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The cells and the metadata of a ``provenance`` message, or null when it is
+ * not what the server sends: a plain object under ``jupyter_ai_ci`` (of
+ * bounded size), and a list of cell ids (only well-formed strings are kept,
+ * at most ``MAX_PROVENANCE_CELLS``).
+ */
+export function parseProvenance(
+  msg: unknown
+): { cells: string[]; value: JSONObject } | null {
+  if (!isPlainObject(msg) || !Array.isArray(msg.cells) || !isPlainObject(msg.metadata)) {
+    return null;
+  }
+  const value = msg.metadata[METADATA_KEY];
+  if (!isPlainObject(value)) {
+    return null;
+  }
+  let size: number;
+  try {
+    size = JSON.stringify(value).length;
+  } catch {
+    return null;
+  }
+  if (size > MAX_PROVENANCE_CHARS) {
+    return null;
+  }
+  const cells: string[] = [];
+  for (const id of msg.cells) {
+    if (typeof id === 'string' && CELL_ID.test(id) && !cells.includes(id)) {
+      cells.push(id);
+      if (cells.length === MAX_PROVENANCE_CELLS) {
+        break;
+      }
+    }
+  }
+  return cells.length > 0 ? { cells, value } : null;
+}
+
+/** ``done.session``, when it is three non-negative counts. */
+export function parseUsage(value: unknown): ISessionUsage | null {
+  if (!isPlainObject(value)) {
+    return null;
+  }
+  const count = (v: unknown) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
+  const requests = count(value.requests);
+  const prompt = count(value.prompt);
+  const completion = count(value.completion);
+  return requests === null || prompt === null || completion === null
+    ? null
+    : { requests, prompt, completion };
+}
+
+/** Whether ``done.tokens`` says the model was asked (a replay whose code failed is fixed live). */
+function asked(tokens: unknown): boolean {
+  return (
+    isPlainObject(tokens) &&
+    [tokens.prompt, tokens.completion].some(n => typeof n === 'number' && n > 0)
+  );
+}
 
 export class ChatModel {
   constructor(
@@ -50,17 +127,36 @@ export class ChatModel {
     return this._target?.name ?? this.bridge.activeName();
   }
 
+  /** What this panel's server session has used (from the last run's ``done``). */
+  get usage(): ISessionUsage | null {
+    return this._usage;
+  }
+
   /** Tell views the active notebook changed. */
   refresh(): void {
     this._changed.emit();
   }
 
   send(text: string): void {
+    this._ask(text, false);
+  }
+
+  /**
+   * Ask a replayed request again, of the model this time, in the notebook it
+   * ran in (``entry`` is a replayed ``done`` entry).
+   */
+  regenerate(entry: Entry): void {
+    if (entry.kind === 'done' && entry.replayed) {
+      this._ask(entry.replayed.request, true, entry.replayed.path);
+    }
+  }
+
+  private _ask(text: string, regenerate: boolean, path?: string): void {
     const request = text.trim();
     if (!request || this.busy) {
       return;
     }
-    const target = this.bridge.target();
+    const target = this.bridge.target(path);
     this._entries.push({ kind: 'user', text: request });
     if (typeof target === 'string') {
       this._entries.push({ kind: 'error', text: target });
@@ -68,6 +164,7 @@ export class ChatModel {
       return;
     }
     this._target = target;
+    this._request = request;
     this._changed.emit();
     const fresh = this._fresh;
     this._fresh = false;
@@ -80,7 +177,8 @@ export class ChatModel {
           kernel_id: target.kernelId,
           anchor_cell_id: target.anchorCellId,
           cells: target.cells,
-          new: fresh
+          new: fresh,
+          ...(regenerate ? { regenerate: true } : {})
         })
       )
     );
@@ -123,7 +221,18 @@ export class ChatModel {
     const fresh = this.openSocket();
     this._socket = fresh;
     fresh.onopen = () => action(fresh);
-    fresh.onmessage = event => this._handle(JSON.parse(String(event.data)));
+    fresh.onmessage = event => {
+      let msg: unknown;
+      try {
+        msg = JSON.parse(String(event.data));
+      } catch {
+        console.warn('jupyter-ai-ci: ignored a malformed message from the server');
+        return;
+      }
+      if (isPlainObject(msg)) {
+        this._handle(msg as unknown as ServerMessage);
+      }
+    };
     fresh.onclose = () => {
       if (this._socket === fresh) {
         this._socket = null;
@@ -183,8 +292,12 @@ export class ChatModel {
       case 'execute':
         void this._execute(msg);
         return;
+      case 'provenance':
+        this._provenance(msg);
+        return;
       case 'done':
-        this._finish(msg.status, msg.message);
+        this._usage = parseUsage(msg.session) ?? this._usage;
+        this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens));
         return;
     }
     this._changed.emit();
@@ -204,7 +317,21 @@ export class ChatModel {
     }
   }
 
-  private _finish(status: string, message: string): void {
+  /** Give the run's cells their provenance, in the notebook the run works on. */
+  private _provenance(msg: unknown): void {
+    const target = this._target;
+    const parsed = parseProvenance(msg);
+    if (!target || !parsed) {
+      return;
+    }
+    try {
+      target.annotate(parsed.cells, METADATA_KEY, parsed.value);
+    } catch (e) {
+      console.warn('jupyter-ai-ci: could not set the cells\' provenance', e);
+    }
+  }
+
+  private _finish(status: string, message: string, replayed = false, live = false): void {
     const last = this._entries[this._entries.length - 1];
     if (last?.kind === 'model' && !last.text) {
       this._entries.pop(); // the model never answered
@@ -214,15 +341,25 @@ export class ChatModel {
         entry.status = 'stopped'; // its run ended before the cell did
       }
     }
-    const kind = status === 'error' ? 'error' : 'done';
-    this._entries.push(
-      kind === 'error' ? { kind, text: message } : { kind, text: message, status }
-    );
+    const text = typeof message === 'string' ? message : String(message ?? '');
+    const path = this._target?.path;
+    if (status === 'error') {
+      this._entries.push({ kind: 'error', text });
+    } else {
+      this._entries.push({
+        kind: 'done',
+        text,
+        status: String(status),
+        ...(replayed && path !== undefined ? { replayed: { request: this._request, path, live } } : {})
+      });
+    }
     this._target = null;
     this._changed.emit();
   }
 
   private _entries: Entry[] = [];
+  private _request = '';
+  private _usage: ISessionUsage | null = null;
   private _fresh = false;
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;

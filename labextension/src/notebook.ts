@@ -4,7 +4,7 @@
  */
 import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { JSONObject } from '@lumino/coreutils';
+import { JSONExt, JSONObject } from '@lumino/coreutils';
 
 import {
   ICellContext,
@@ -147,6 +147,7 @@ class PanelTarget implements IRunTarget {
     }
     insertCodeCells(panel, index, [{ source: req.code, metadata: req.metadata }]);
     const cell = nb.widgets[index] as CodeCell;
+    this._inserted.add(cell.model.id);
     nb.activeCellIndex = index;
     void nb.scrollToItem(index);
     const started = Date.now();
@@ -172,9 +173,34 @@ class PanelTarget implements IRunTarget {
     }
   }
 
+  annotate(cellIds: readonly string[], key: string, value: JSONObject): number {
+    try {
+      const model = this.panel.isDisposed ? null : this.panel.content.model;
+      if (!model) {
+        return 0;
+      }
+      // Only cells this run put there: the server may not tag the user's own cells.
+      const wanted = new Set(cellIds.filter(id => this._inserted.has(id)));
+      let set = 0;
+      for (const cell of model.sharedModel.cells) {
+        if (wanted.has(cell.getId())) {
+          cell.setMetadata(key, JSONExt.deepCopy(value));
+          set++;
+        }
+      }
+      return set;
+    } catch (e) {
+      console.warn('jupyter-ai-ci: could not set the cells\' provenance', e);
+      return 0;
+    }
+  }
+
   interrupt(): void {
     void this.panel.sessionContext.session?.kernel?.interrupt();
   }
+
+  /** Ids of the cells this run inserted (some may be gone since). */
+  private readonly _inserted = new Set<string>();
 }
 
 /** The active notebook of the JupyterLab shell. */
@@ -186,10 +212,15 @@ export class TrackerBridge implements INotebookBridge {
     return panel ? panel.title.label || panel.context.path : null;
   }
 
-  target(): IRunTarget | string {
-    const panel = this.tracker.currentWidget;
+  target(path?: string): IRunTarget | string {
+    const panel =
+      path === undefined
+        ? this.tracker.currentWidget
+        : this.tracker.find(p => p.context.path === path) ?? null;
     if (!panel) {
-      return 'Open a notebook first: requests work on the active notebook.';
+      return path === undefined
+        ? 'Open a notebook first: requests work on the active notebook.'
+        : `${path} is not open any more; open it and try again.`;
     }
     if (!panel.sessionContext.session?.kernel) {
       return `${panel.title.label} has no kernel; start one first.`;

@@ -56,6 +56,8 @@ export type ServerMessage =
   | { type: 'ran'; attempt: number; block: number; ok: boolean; error: string | null }
   | { type: 'approve'; id: string; code: string; reason: string }
   | IExecuteRequest
+  /** The run's whole provenance for the cells it left; untrusted until checked (``model.ts``). */
+  | { type: 'provenance'; cells?: unknown; metadata?: unknown }
   | {
       type: 'done';
       status: string;
@@ -63,7 +65,20 @@ export type ServerMessage =
       answer?: string;
       attempts?: number;
       cells?: string[];
+      /** Answered from the replay record: no model request was made. */
+      replayed?: boolean;
+      /** This request's tokens (untrusted until checked). */
+      tokens?: unknown;
+      /** This panel session's usage so far (untrusted until checked). */
+      session?: unknown;
     };
+
+/** What this panel's session has used so far, as the server counts it. */
+export interface ISessionUsage {
+  requests: number;
+  prompt: number;
+  completion: number;
+}
 
 /** One thing shown in the conversation. */
 export type Entry =
@@ -77,7 +92,13 @@ export type Entry =
       error?: string;
     }
   | { kind: 'notice'; text: string }
-  | { kind: 'done'; text: string; status: string }
+  | {
+      kind: 'done';
+      text: string;
+      status: string;
+      /** Set when the run was replayed: what "Regenerate" asks again, and where. */
+      replayed?: { request: string; path: string; live: boolean };
+    }
   | { kind: 'error'; text: string }
   | {
       kind: 'approval';
@@ -96,6 +117,11 @@ export interface IRunTarget {
   readonly anchorCellId: string | null;
   readonly cells: ICellContext[];
   execute(request: IExecuteRequest): Promise<IExecuted>;
+  /**
+   * Set metadata ``key`` to ``value`` on the listed cells that this run inserted
+   * and that are still in the notebook; return how many were set.  Never throws.
+   */
+  annotate(cellIds: readonly string[], key: string, value: JSONObject): number;
   interrupt(): void;
 }
 
@@ -103,6 +129,9 @@ export interface IRunTarget {
 export interface INotebookBridge {
   /** The active notebook's name, or null when none is open. */
   activeName(): string | null;
-  /** Pin the active notebook for a run; a sentence when that is impossible. */
-  target(): IRunTarget | string;
+  /**
+   * Pin the active notebook (or the open notebook at ``path``) for a run; a
+   * sentence when that is impossible.
+   */
+  target(path?: string): IRunTarget | string;
 }

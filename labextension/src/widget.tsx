@@ -6,7 +6,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import React, { useEffect, useRef, useState } from 'react';
 
 import { ChatModel } from './model';
-import { Entry, PANEL_ID } from './tokens';
+import { Entry, ISessionUsage, PANEL_ID } from './tokens';
 
 const CHAT_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="16" height="16">' +
@@ -65,6 +65,8 @@ function EntryView(props: {
   entry: Entry;
   model: ChatModel;
   highlight?: Highlighter;
+  /** The conversation's last entry (only it offers "Regenerate"). */
+  last?: boolean;
 }): JSX.Element {
   const e = props.entry;
   switch (e.kind) {
@@ -100,7 +102,28 @@ function EntryView(props: {
     case 'notice':
       return <div className="jp-aici-entry jp-aici-notice">{e.text}</div>;
     case 'done':
-      return <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>{e.text}</div>;
+      return (
+        <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>
+          {e.text}
+          {e.replayed && (
+            <div className="jp-aici-replayed" style={{ color: 'var(--jp-ui-font-color2)' }}>
+              {e.replayed.live
+                ? 'replayed, then the model was asked for a fix'
+                : 'replayed (no model request)'}
+              {props.last && !props.model.busy && (
+                <button
+                  className="jp-Button jp-mod-minimal jp-aici-regenerate"
+                  title="Ask the model again instead of reusing the recorded answer"
+                  style={{ marginLeft: 6 }}
+                  onClick={() => props.model.regenerate(e)}
+                >
+                  Regenerate
+                </button>
+              )}
+            </div>
+          )}
+        </div>
+      );
     case 'error':
       return <div className="jp-aici-entry jp-aici-error">{e.text}</div>;
     case 'approval':
@@ -163,6 +186,38 @@ function Composer(props: { model: ChatModel }): JSX.Element {
   );
 }
 
+/** 1234 -> "1.2k", 2500000 -> "2.5M". */
+function compact(n: number): string {
+  if (n < 1000) {
+    return String(n);
+  }
+  const [div, unit] = n < 1e6 ? [1e3, 'k'] : [1e6, 'M'];
+  const v = n / div;
+  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)}${unit}`;
+}
+
+function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
+  const u = props.usage;
+  if (!u) {
+    return null;
+  }
+  const tokens = u.prompt + u.completion;
+  return (
+    <div
+      className="jp-aici-usage"
+      title={`This panel's session: ${u.requests} model request(s), ${u.prompt} prompt + ${u.completion} completion tokens`}
+      style={{
+        padding: '0 8px 4px',
+        fontSize: 'var(--jp-ui-font-size0)',
+        color: 'var(--jp-ui-font-color2)'
+      }}
+    >
+      session: {u.requests} {u.requests === 1 ? 'request' : 'requests'} · {compact(tokens)}{' '}
+      {tokens === 1 ? 'token' : 'tokens'}
+    </div>
+  );
+}
+
 function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Element {
   const model = props.model;
   const config = model.config;
@@ -186,10 +241,17 @@ function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Ele
       </div>
       <div className="jp-aici-entries">
         {model.entries.map((entry, i) => (
-          <EntryView key={i} entry={entry} model={model} highlight={props.highlight} />
+          <EntryView
+            key={i}
+            entry={entry}
+            model={model}
+            highlight={props.highlight}
+            last={i === model.entries.length - 1}
+          />
         ))}
       </div>
       <Composer model={model} />
+      <UsageLine usage={model.usage} />
     </div>
   );
 }

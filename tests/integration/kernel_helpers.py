@@ -4,9 +4,9 @@ collecting everything the kernel sent back."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 

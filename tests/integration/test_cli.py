@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_ai_ci.sinks import METADATA_KEY
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
-CLI = [sys.executable, "-m", "jupyter_ai_ci.cli", "run"]
+CLI = [sys.executable, "-m", "jupyter_ai_ci.drivers.cli", "run"]
 
 
 def py(code: str) -> str:
@@ -105,7 +105,10 @@ def test_config_file_reaches_the_shared_settings(tmp_path: Path, model_server: S
 
 
 def test_existing_cell_error_exits_5(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
-    existing_notebook(tmp_path / "a.ipynb", "ok = 1", "1 / 0")
+    # An error before the last cell: later cells never ran, so the context would be wrong.
+    # (An error in the last cell is the request's business: "fix the cell above", see
+    # tests/integration/drivers/test_conformance.py.)
+    existing_notebook(tmp_path / "a.ipynb", "ok = 1", "1 / 0", "ok = 2")
     proc = run(["a.ipynb", "--prompt", "anything", "--run-existing"], tmp_path)
     assert proc.returncode == 5
     assert "existing code cell 2 raised ZeroDivisionError: division by zero" in proc.stderr
@@ -120,7 +123,8 @@ def test_model_errors_exit_3_with_one_line(tmp_path: Path, model_server: Scripte
     assert proc.stderr.strip().splitlines()[-1].startswith("✗ a.ipynb: ModelServerError: ")
     assert "Traceback" not in proc.stderr
     monkeypatch.delenv("OPENAI_BASE_URL")
-    proc = run(["a.ipynb", "--prompt", "x"], tmp_path)
+    # With the [local] extra installed, no endpoint means the local model, as in %%ask; off here.
+    proc = run(["a.ipynb", "--prompt", "x", "--AICISettings.local_fallback=False"], tmp_path)
     assert proc.returncode == 3 and "no model endpoint is configured" in proc.stderr
     assert not (tmp_path / "a.ipynb").exists()
 

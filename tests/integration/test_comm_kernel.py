@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_ai_ci.comm import MARKER, PROTOCOL, TARGET
+from jupyter_ai_ci.notebook.comm import MARKER, PROTOCOL, TARGET
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from .kernel_helpers import run_cell, start_kernel

@@ -256,7 +256,7 @@ def test_install_refused_without_stdin(kernel: KernelSession, server: ScriptedOp
 
 def test_transactions_driven_from_outside_the_kernel(kernel: KernelSession) -> None:
     """What the CLI's and the sidebar's executors do: user expressions, no in-kernel driver."""
-    from jupyter_ai_ci.remote import expression, parse
+    from jupyter_ai_ci.safety.remote import expression, parse
 
     def call(op: str, code: tuple[str, ...] = ()) -> TransactionReport:
         reply = kernel.kc.execute_interactive("", timeout=30, silent=True,

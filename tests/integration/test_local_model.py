@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_ai_ci import local
+from jupyter_ai_ci.model import local
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.llm import Endpoint
+from jupyter_ai_ci.model.client import Endpoint
 
 from .kernel_helpers import run_cell, start_kernel
 
@@ -55,7 +55,7 @@ def test_ask_with_no_endpoint_runs_the_tiny_local_model_in_a_kernel(no_endpoint:
         assert "```python" in run.stdout and "▶ attempt 1" in run.stdout
         assert run.status == "ok", run.stdout[-2000:]
         assert "385" in run.stdout
-        port = int(run_cell(kc, "from jupyter_ai_ci import local\n"
+        port = int(run_cell(kc, "from jupyter_ai_ci.model import local\n"
                                 "print(next(iter(local._servers.values())).port)").stdout)
         assert servers_for(port)
     finally:

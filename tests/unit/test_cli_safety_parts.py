@@ -11,21 +11,26 @@ from typing import Any
 
 import pytest
 
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.errors import BudgetExceeded
+from jupyter_ai_ci.events import Outcome, Usage
+from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.drivers.terminal import NO_TTY, TerminalApprover
 from jupyter_ai_ci.events import AskApproval
 from jupyter_ai_ci.executors.transact import RemoteTransactions
-from jupyter_ai_ci.headless import TokenBudget
-from jupyter_ai_ci.terminal import NO_TTY, TerminalApprover
 
 REQUEST = AskApproval(("import os\nos.system('ls')",), ("os.system: runs a shell command (line 2)",), 1)
 
 
-def test_token_budget_per_run_and_for_the_command() -> None:
-    assert TokenBudget().next_limit() == 0  # no budget
-    assert TokenBudget(per_request=500).next_limit() == 500
-    budget = TokenBudget(per_request=500, per_session=800, spent=600)
-    assert budget.next_limit() == 200  # what the command has left is smaller
-    budget.spent = 800
-    assert budget.next_limit() is None
+def test_token_budget_per_request_and_for_the_session() -> None:
+    assert Session(AICISettings()).token_budget() == 0  # no budget
+    assert Session(AICISettings(max_tokens_per_request=500)).token_budget() == 500
+    session = Session(AICISettings(max_tokens_per_request=500, max_tokens_per_session=800))
+    session.usage.add("a", "m", Outcome("success", usage=Usage(400, 200)), replayed=False)
+    assert session.token_budget() == 200  # what the session has left is smaller
+    session.usage.add("b", "m", Outcome("success", usage=Usage(150, 50)), replayed=False)
+    with pytest.raises(BudgetExceeded, match="budget .800. is spent"):
+        session.token_budget()
 
 
 def test_no_terminal_is_an_immediate_refusal() -> None:
@@ -78,7 +83,7 @@ class FakeKernel:
         self.sent: list[str] = []
 
     async def send_expressions(self, expressions: dict[str, str]) -> str:
-        self.sent.append(expressions["tx"])
+        self.sent.append(expressions["x"])
         return str(len(self.sent))
 
     async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
@@ -90,7 +95,7 @@ class FakeKernel:
 
 def ok(report: dict[str, Any]) -> dict[str, Any]:
     expression = {"status": "ok", "data": {"text/plain": repr(json.dumps(report))}}
-    return {"status": "ok", "user_expressions": {"tx": expression}}
+    return {"status": "ok", "user_expressions": {"x": expression}}
 
 
 def test_remote_transactions_round_trips() -> None:
@@ -108,7 +113,7 @@ def test_remote_transactions_round_trips() -> None:
 
 
 def test_a_kernel_without_jupyter_ai_ci_cannot_undo_and_is_asked_once() -> None:
-    missing = {"status": "ok", "user_expressions": {"tx": {"status": "error", "ename": "ModuleNotFoundError"}}}
+    missing = {"status": "ok", "user_expressions": {"x": {"status": "error", "ename": "ModuleNotFoundError"}}}
     kernel = FakeKernel(missing)
     tx = RemoteTransactions(kernel)  # type: ignore[arg-type]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jupyter_ai_ci.context import CellRecord, build_context, describe, fit_context, user_variables
+from jupyter_ai_ci.context.build import CellRecord, build_context, describe, fit_context, user_variables
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.tokens import count_tokens
 
@@ -18,7 +18,7 @@ class Hostile:
 
 
 def _tokens(ctx: object) -> int:
-    from jupyter_ai_ci.context import Context
+    from jupyter_ai_ci.context.build import Context
 
     assert isinstance(ctx, Context)
     return count_tokens(ctx.text) + sum(count_tokens(m.content) for m in ctx.history)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jupyter_ai_ci.describe import describe
+from jupyter_ai_ci.context.describe import describe
 
 
 class RaisingRepr:

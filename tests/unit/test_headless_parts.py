@@ -8,11 +8,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_ai_ci.terminal import TerminalReporter
+from jupyter_ai_ci.drivers.terminal import TerminalReporter
 from jupyter_ai_ci.events import Cell, ExecutionResult, Notice
 from jupyter_ai_ci.executors.kernel import traceback_lineno
-from jupyter_ai_ci.notebook import NotebookSink, cell_records, load_or_create, output_text, save
-from jupyter_ai_ci.sinks import METADATA_KEY
+from jupyter_ai_ci.notebook.document import NotebookSink, cell_records, load_or_create, output_text, save
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 
 NESTED = """\
 ZeroDivisionError                         Traceback (most recent call last)

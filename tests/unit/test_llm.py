@@ -14,7 +14,7 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.llm import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 HI = [Message("user", "hi")]

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from jupyter_ai_ci.drivers import Timings, drive
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.events import CallModel, ErrorInfo, ExecutionResult, Notice
-from jupyter_ai_ci.llm import ScriptedClient
-from jupyter_ai_ci.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.run.drive import Timings, drive
 
 
 def block(code: str) -> str:
@@ -173,7 +173,7 @@ def test_async_driver_runs_the_same_loop() -> None:
 
     model = ScriptedClient([block("BAD"), block("ok")])
     executor = AsyncFake(fails_on("BAD"))
-    from jupyter_ai_ci.drivers import adrive
+    from jupyter_ai_ci.run.drive import adrive
 
     outcome = asyncio.run(adrive(agent_loop("r", "", LoopSettings()), model, executor))
     assert outcome.status == "success" and executor.ran == ["BAD", "ok"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_ai_ci.drivers import adrive, drive
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.events import (
     Approval,
     AskApproval,
@@ -26,10 +26,11 @@ from jupyter_ai_ci.events import (
     Rollback,
     TransactionReport,
 )
-from jupyter_ai_ci.llm import ScriptedClient, estimate_tokens
-from jupyter_ai_ci.loop import LoopSettings, agent_loop
-from jupyter_ai_ci.policy import PolicySettings
-from jupyter_ai_ci.transaction import Transaction
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.run.drive import adrive, drive
+from jupyter_ai_ci.safety.policy import PolicySettings
+from jupyter_ai_ci.safety.transaction import Transaction
+from jupyter_ai_ci.tokens import estimate_usage
 
 
 def py(code: str) -> str:
@@ -221,7 +222,7 @@ def test_install_allowed_by_the_allow_list_needs_no_question() -> None:
 def test_token_budget_stops_before_the_call_that_would_exceed_it() -> None:
     first = next(agent_loop("do it", "", LoopSettings()))
     assert isinstance(first, CallModel)
-    prompt = sum(estimate_tokens(m.content) for m in first.messages)
+    prompt = sum(estimate_usage(m.content) for m in first.messages)
     ex = DictExecutor()
     outcome, model = run([py("1/0"), py("x = 1")], ex, token_budget=prompt + 20, retries=3)
     assert outcome.status == "over-budget" and "token budget" in outcome.reason

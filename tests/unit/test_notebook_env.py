@@ -9,10 +9,10 @@ import types
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.context import CellRecord
-from jupyter_ai_ci.environment import data_files, library_versions
-from jupyter_ai_ci.kernel_state import _bound_names, merged_cells, without_excluded
-from jupyter_ai_ci.notebook_file import notebook_cells, session_notebook
+from jupyter_ai_ci.context.build import CellRecord
+from jupyter_ai_ci.context.environment import data_files, library_versions
+from jupyter_ai_ci.context.kernel_state import _bound_names, merged_cells, without_excluded
+from jupyter_ai_ci.notebook.reader import notebook_cells, session_notebook
 
 
 def _png(width: int, height: int) -> str:

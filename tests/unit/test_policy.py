@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_ai_ci.events import ErrorInfo
-from jupyter_ai_ci.policy import (
+from jupyter_ai_ci.safety.policy import (
     PolicySettings,
     decide,
     install_allowed,

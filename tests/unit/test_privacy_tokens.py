@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_ai_ci import tokens
-from jupyter_ai_ci.privacy import is_secret_name, mask_secrets, masked_cut, secret_values
+from jupyter_ai_ci.context.privacy import is_secret_name, mask_secrets, masked_cut, secret_values
 
 
 @pytest.mark.parametrize("text", [
@@ -25,9 +25,10 @@ def test_key_shaped_strings_are_masked(text: str) -> None:
 
 
 @pytest.mark.parametrize("code, expected", [
-    ('API_KEY = "abc123"', 'API_KEY = "***"'),
-    ("os.environ['HF_TOKEN'] = 'x9'", "os.environ['HF_TOKEN'] = '***'"),
-    ('connect(user="ann", password="pw")', 'connect(user="ann", password="***")'),
+    ('API_KEY = "abc123def456"', 'API_KEY = "***"'),
+    ("os.environ['HF_TOKEN'] = 'x9y8z7w6v5'", "os.environ['HF_TOKEN'] = '***'"),
+    ('connect(user="ann", password="pw-2024!x")', 'connect(user="ann", password="***")'),
+    ('API_KEY = "abc123"', 'API_KEY = "abc123"'),  # shorter than MIN_SECRET_LEN: not credential-like
     ('author = "Ann"', 'author = "Ann"'),
     ('join_key = "customer_id"', 'join_key = "customer_id"'),
 ])
@@ -54,7 +55,7 @@ def test_a_cut_never_leaves_half_a_key() -> None:
         assert "sk-" not in cut and "abcdefghijklmnop" not in cut
         assert len(cut) <= 200
     assert masked_cut("db: correct horse battery", 100, ["correct horse battery"]) == "db: ***"
-    assert "sk-" not in __import__("jupyter_ai_ci.describe").describe.describe("s", "a " * 25 + key)
+    assert "sk-" not in __import__("jupyter_ai_ci.context.describe", fromlist=["_"]).describe("s", "a " * 25 + key)
 
 
 def test_estimate_is_conservative_and_handles_non_ascii() -> None:

@@ -2,17 +2,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupyter_ai_ci.drivers import drive
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.events import ExecutionResult, Message
-from jupyter_ai_ci.llm import ScriptedClient
-from jupyter_ai_ci.loop import LoopSettings, agent_loop
-from jupyter_ai_ci.replay import (
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.notebook.replay import (
     ReplayStore,
     earlier_requests,
     record_from_outcome,
     replay_key,
     replaying,
 )
+from jupyter_ai_ci.run.drive import drive
 
 from .test_loop import FakeExecutor, block, fails_on
 

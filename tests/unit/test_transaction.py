@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jupyter_ai_ci.transaction import Transaction, may_change
+from jupyter_ai_ci.safety.transaction import Transaction, may_change
 
 
 @pytest.mark.parametrize("code, names", [

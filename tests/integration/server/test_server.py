@@ -223,8 +223,8 @@ async def test_a_follow_up_carries_the_earlier_exchange(jp_fetch: Any, jp_ws_fet
 async def test_approval_round_trip() -> None:
     """The approver the loop asks when policy flags code: Approve / Reject in the panel."""
     from jupyter_ai_ci.config import AICISettings
+    from jupyter_ai_ci.drivers.server.run import SidebarRun
     from jupyter_ai_ci.events import AskApproval
-    from jupyter_ai_ci.server.run import SidebarRun
 
     sent: list[dict[str, Any]] = []
     run = SidebarRun(sent.append, AICISettings(), None, None, {})

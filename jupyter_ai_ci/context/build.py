@@ -1,0 +1,274 @@
+"""What the model is told about the notebook, fitted to a token budget.
+
+Pieces, in priority order (the request itself, and a retry's code and
+traceback, travel outside the budget and are never cut):
+
+1. variables the request names (or whose DataFrame columns it names), in full;
+2. the user's last error, when recent or asked about (``last_error.py``):
+   the failing line and the traceback, or without the traceback if short of room;
+3. other user variables, one line each, most recently assigned first;
+4. recent cells with their outputs, most recent first; older ones a line each;
+5. earlier exchanges of this kernel (sent as chat history);
+6. the environment: Python, data libraries, data files in the working directory.
+
+The budget is spent in two passes: first every piece up to its share, so a
+long notebook cannot crowd out the conversation; then what is left goes to
+the pieces in priority order.  The same state gives the same text (replay
+depends on it).  Descriptions live in ``describe.py``, secret masking in
+``privacy.py``, token counting in ``tokens.py``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_ai_ci.context.describe import _is_frame, describe
+from jupyter_ai_ci.context.privacy import mask_secrets, masked_cut
+from jupyter_ai_ci.events import CellRecord, Message
+from jupyter_ai_ci.tokens import count_tokens, counter_name
+
+__all__ = ["CellRecord", "Context", "build_context", "describe", "fit_context", "mask_secrets", "user_variables"]
+
+_SKIP_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+# Share of the budget each piece may take in the first pass (see module docstring).
+# The last error's 0.10 (300 tokens of the default 3000: its failing line and a
+# short traceback; a longer one is upgraded from what is left) came out of the
+# named variables' and the cells' shares.  A share left unused goes to the second pass.
+SHARES = {"named": 0.28, "last_error": 0.10, "variables": 0.15, "cells": 0.27, "conversation": 0.15,
+          "environment": 0.05}
+MAX_CELLS = 200  # cells looked at; older ones are counted, not read
+CELL_SOURCE_CHARS = 1200
+CELL_OUTPUT_CHARS = 600
+TURN_CHARS = 2000
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CONTEXT_HEADER = "## Notebook context (live kernel state)\n"
+_HEADER = CONTEXT_HEADER
+
+
+@dataclass(frozen=True)
+class Context:
+    text: str  # the notebook context, placed above the request
+    history: tuple[Message, ...]  # earlier exchanges that fit, oldest first
+    tokens: int  # of text and history together
+    budget: int
+    counter: str  # how tokens were counted
+
+
+def user_variables(
+    ns: Mapping[str, Any],
+    hidden: Mapping[str, Any] | frozenset[str] = frozenset(),
+    exclude: Iterable[str] = (),
+    recency: Mapping[str, int] | None = None,
+) -> list[tuple[str, Any]]:
+    """The user's own variables, most recently assigned first.
+
+    ``recency`` (name -> tick of the last cell that bound it, higher is newer)
+    comes from the kernel tracker; without it, dict order stands in for
+    assignment order (it is creation order: a rebinding does not move a name).
+    """
+    patterns = tuple(exclude)
+    out = []
+    for name, obj in list(ns.items()):
+        if name.startswith("_") or name in _SKIP_NAMES or name in hidden:
+            continue
+        if isinstance(obj, types.ModuleType) or any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        out.append((name, obj))
+    out.reverse()
+    if recency:
+        out.sort(key=lambda item: -recency.get(item[0], 0))  # stable: ties keep dict order
+    return out
+
+
+def _named(request: str, variables: Sequence[tuple[str, Any]], also: str) -> list[tuple[str, Any]]:
+    """Variables the request is about, then DataFrames whose columns it names,
+    then names from ``also`` (the previous answer's code: "now plot it")."""
+    words = set(_WORD.findall(request))
+    lower = {w.lower() for w in words}
+    direct = [(n, o) for n, o in variables if n in words]
+    by_column = []
+    for n, o in variables:
+        if n not in words and _is_frame(o):
+            try:
+                if any(str(c).lower() in lower for c in o.columns):
+                    by_column.append((n, o))
+            except Exception:
+                continue
+    later = set(_WORD.findall(also)) - words - {n for n, _ in by_column}
+    chosen = direct + by_column + [(n, o) for n, o in variables if n in later]
+    if not chosen:  # "plot it": the newest DataFrame is the likeliest subject
+        chosen = [(n, o) for n, o in variables if _is_frame(o)][:1]
+    return chosen
+
+
+def _cell_forms(cell: CellRecord, known: Sequence[str]) -> tuple[str, str]:
+    label = f"{cell.label} " if cell.label else ""
+    source = masked_cut(cell.source, CELL_SOURCE_CHARS, known)
+    if cell.kind == "markdown":
+        full = f"[{label}markdown]\n{source}"
+    else:
+        full = f"[{label.strip() or 'cell'}]\n```python\n{source}\n```"
+        if cell.output:
+            full += f"\nOutput:\n```\n{masked_cut(cell.output, CELL_OUTPUT_CHARS, known)}\n```"
+    lines = cell.source.strip().splitlines() or [""]
+    first = lines[0][:100]
+    short = f"[{label}{'markdown' if cell.kind == 'markdown' else 'code'}] {first}" + (
+        f" … ({len(lines)} lines)" if len(lines) > 1 else "")
+    return full, short
+
+
+def _error_forms(text: str) -> tuple[str, str | None]:
+    """The error section in full, and without its fenced traceback."""
+    if not text.startswith("### "):
+        text = f"### The last error\n{text}"
+    head, fence, _ = text.partition("\n```")
+    return text, (f"{head}\n(traceback not shown: no room)" if fence else None)
+
+
+def _value(obj: Any, known: Sequence[str]) -> Any:
+    # A string holding a secret is masked before describe() cuts it to a sample.
+    # describe() samples only the head of a string, so only the head is searched.
+    if isinstance(obj, str) and any(k in obj[:400] for k in known):
+        return mask_secrets(obj, known)
+    return obj
+
+
+@dataclass
+class _Taken:
+    item: Any
+    text: str
+    form: int  # 0: full, 1: short
+    cost: int
+
+
+class _Section:
+    """One piece of the context: items rendered lazily, taken in order."""
+
+    def __init__(self, key: str, title: str, items: Sequence[Any],
+                 render: Callable[[Any], tuple[str, str | None]]) -> None:
+        self.key, self.title, self.items, self.render = key, title, items, render
+        self.taken: list[_Taken] = []
+        self.cost = 0
+        self.next = 0
+
+
+class _Budget:
+    def __init__(self, total: int, known: Sequence[str]) -> None:
+        self.total, self.used, self.known = total, 0, known
+
+    def _cost(self, text: str) -> int:
+        return count_tokens(text) + 1  # the newline joining it
+
+    def _forms(self, section: _Section, item: Any) -> list[str]:
+        return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
+
+    def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:
+        """Take items in order while they fit the budget and ``limit``: each in
+        full if it fits, else its one-line form.  With ``upgrade``, first turn
+        one-line forms taken earlier into full ones where the budget allows."""
+        for index, taken in enumerate(section.taken if upgrade else ()):
+            if taken.form:
+                full = self._forms(section, taken.item)[0]
+                extra = self._cost(full) - taken.cost
+                if self.used + extra <= self.total:
+                    section.taken[index] = _Taken(taken.item, full, 0, taken.cost + extra)
+                    section.cost += extra
+                    self.used += extra
+        while section.next < len(section.items):
+            item = section.items[section.next]
+            header = 0 if section.taken or not section.title else self._cost(section.title)
+            for form, text in enumerate(self._forms(section, item)):
+                cost = self._cost(text) + header
+                if self.used + cost <= self.total and section.cost + cost <= limit:
+                    section.taken.append(_Taken(item, text, form, cost - header))
+                    section.cost += cost
+                    self.used += cost
+                    section.next += 1
+                    break
+            else:
+                return
+
+
+def fit_context(
+    request: str,
+    variables: Sequence[tuple[str, Any]],
+    cells: Sequence[CellRecord],
+    budget_tokens: int,
+    *,
+    conversation: Sequence[Message] = (),
+    environment: Sequence[str] = (),
+    secrets: Sequence[str] = (),
+    last_error: str = "",
+) -> Context:
+    """Fit the pieces to ``budget_tokens``; see the module docstring.
+
+    ``last_error``: the error section, its own ``### `` title first
+    (``LastError.render()``); one without a title gets a plain one."""
+    turns = [tuple(conversation[i:i + 2]) for i in range(0, len(conversation) - 1, 2)][::-1]
+    previous = turns[0][1].content if turns else ""
+    named = _named(request, variables, previous)
+    named_names = {n for n, _ in named}
+    recent = list(reversed(cells[-MAX_CELLS:]))
+
+    def turn_forms(turn: tuple[Message, ...]) -> tuple[str, str]:
+        full = "\n\n".join(masked_cut(m.content, TURN_CHARS, secrets) for m in turn)
+        return full, "\n\n".join(masked_cut(m.content, TURN_CHARS // 8, secrets) for m in turn)
+
+    sections = [
+        _Section("named", "### Variables the request is about", named,
+                 lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
+        _Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms),
+        _Section("variables", "### Other variables (most recently assigned first)",
+                 [v for v in variables if v[0] not in named_names],
+                 lambda v: (describe(v[0], _value(v[1], secrets)), None)),
+        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets)),
+        _Section("conversation", "", turns, turn_forms),
+        _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
+    ]
+    # A little is kept back for the "… N more not shown" notes, so the model
+    # always knows when something was left out.
+    reserve = min(30, budget_tokens // 20)
+    budget = _Budget(budget_tokens - reserve, secrets)
+    budget.used = count_tokens(_HEADER)
+    for section in sections:
+        budget.fill(section, SHARES[section.key] * budget_tokens)
+    for section in sections:
+        budget.fill(section, float("inf"), upgrade=True)
+    budget.total = budget_tokens
+
+    lines: list[str] = []
+    for section in sections:
+        if section.key == "conversation" or not section.taken:
+            continue
+        left = len(section.items) - section.next + (len(cells) - len(recent) if section.key == "cells" else 0)
+        lines += [section.title] if section.title else []
+        lines += [taken.text for taken in section.taken]
+        if left:
+            note = f"(… {left} more not shown)"
+            if budget.used + count_tokens(note) + 1 <= budget_tokens:
+                lines.append(note)
+                budget.used += count_tokens(note) + 1
+    text = (_HEADER + "\n".join(lines)) if lines else ""
+    kept = next(section for section in sections if section.key == "conversation")
+    history: list[Message] = []
+    for taken in reversed(kept.taken):
+        limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
+        history += [Message(m.role, masked_cut(m.content, limit, secrets)) for m in taken.item]
+    return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
+
+
+def build_context(
+    request: str,
+    variables: Sequence[tuple[str, Any]],
+    cells: Sequence[CellRecord],
+    budget_tokens: int,
+    **pieces: Any,
+) -> str:
+    """The context text alone (``fit_context(...).text``), for callers that
+    send no history."""
+    return fit_context(request, variables, cells, budget_tokens, **pieces).text

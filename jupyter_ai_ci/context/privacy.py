@@ -1,0 +1,305 @@
+"""Keeping secrets out of what is sent to the model.
+
+Three layers, because each catches what the others miss:
+1. names that look like secrets (``api_key``, ``GITHUB_TOKEN``) never have
+   their value described;
+2. strings shaped like well-known API keys are masked wherever they appear
+   (cell sources, outputs, samples of data);
+3. the actual values held by secret-named variables and environment
+   variables are masked wherever they appear, whatever their shape: a key
+   read with ``getpass`` and printed by accident is still caught.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.text import head_tail
+
+MASK = "***"
+SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth(?!or)", re.IGNORECASE)
+SECRET_VALUE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-…)
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # JWT
+    r")"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+)
+# Does a *name* say that its value is a secret?  Two answers on purpose.
+# ``is_secret_name`` (broad, SECRET_NAME above): the value of such a variable
+# is never *described* in the context; describing less costs little.
+# ``holds_secret`` (narrow, below): the value of such a name is masked
+# wherever it appears, and a string literal after it in code is masked, so
+# a wrong "yes" blanks useful text (``KeyError: 'Price'``, ``join_key =
+# "customer_id"``).  The name is split into words (snake_case, kebab-case,
+# camelCase) and says secret when a word is one of _SECRET_WORDS (or a glued
+# word ends with one: ``dbpassword``, ``MYTOKEN``), or is ``key`` after one of
+# _KEY_KINDS (``api_key``, ``secretAccessKey``; a bare ``key``, ``sort_key``,
+# ``KeyError`` are not), or is ``pwd`` after another word (``db_pwd``; a bare
+# ``pwd``/``PWD`` is the working directory) -- and no word after it says the
+# name is *about* the secret rather than holding it (``token_count``,
+# ``api_key_count``, ``password_reset_count``, ``token_url``, ``TokenError``).
+_SECRET_WORDS = frozenset({"secret", "secrets", "password", "passwords", "passwd", "passphrase", "token",
+                           "credential", "credentials", "apikey"})
+_GLUED_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey",
+                  "credential", "credentials")
+_KEY_KINDS = frozenset({"api", "access", "secret", "private", "signing", "encryption", "master", "ssh"})
+_ABOUT_WORDS = frozenset({
+    "count", "counts", "num", "number", "len", "length", "size", "limit", "limits", "max", "min", "total",
+    "url", "uri", "urls", "endpoint", "host", "port", "path", "paths", "file", "filename", "files", "dir",
+    "folder", "name", "names", "env", "var", "variable", "col", "cols", "column", "columns", "field", "fields",
+    "header", "id", "ids", "index", "idx", "type", "types", "kind", "label", "prefix", "suffix", "pattern",
+    "regex", "format", "fmt", "expiry", "expires", "expiration", "ttl", "reset", "resets", "policy",
+    "required", "enabled", "hint", "prompt", "usage", "budget", "rate", "ratio", "cost", "error", "errors",
+    "exception", "warning", "warnings", "manager", "provider", "loader", "store", "form", "input",
+})
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# In source code: a string literal assigned to (or passed as) a secret-named
+# target, e.g. ``API_KEY = "abc"``, ``os.environ["HF_TOKEN"] = 'x'``,
+# ``connect(password="x")``, ``{"api_key": "x"}``.  The literal goes, the
+# code's shape stays.  Anchored on the ``=``/``:`` and its quote (rare), with
+# the name read backwards by hand: a regex starting at every word is ~30x slower.
+_LITERAL_AFTER = re.compile(r"""[=:][ \t]*[rbuf]{0,2}(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""", re.IGNORECASE)
+# Values shorter than this are not masked by value (``pin = "a"`` would mask every "a").
+MIN_SECRET_LEN = 8
+# A credential-like value (what a literal after a secret name must be to be
+# masked): at least MIN_SECRET_LEN characters, no whitespace (a quoted text
+# with spaces after ``password:`` is prose or a message, not a key; notebook
+# variables may hold a passphrase, see secret_values), not a placeholder
+# (``{password}``, ``${DB_PASSWORD}``, ``%(pw)s``, ``<token>``, ``****``), and
+# not a plain word: letters-only words, each lowercase, Capitalized/CamelCase
+# or UPPERCASE, joined by ``_``, ``-`` or ``.``, optionally ending in a
+# separated number (``customer_id``, ``order-date``, ``Unit_Price``,
+# ``OPENAI_API_KEY``, ``credentials.json``, ``col_2024``).  Such a value under
+# a secret-looking name is almost always a column, an env var's name or a
+# file, and masking it blanks what the model needs.  Generated keys mix
+# letters and digits (``hunter2-the-key``, ``password123`` are credential-like).
+# (Each hump starts at its capital, so the pattern cannot backtrack badly.)
+_WORD_PART = r"(?:[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+)"
+_PLAIN_WORD = re.compile(rf"{_WORD_PART}(?:[_.-]{_WORD_PART})*(?:[_.-][0-9]+)?")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|\$\{?\w+\}?|%\(?\w*\)?s|<[^<>]*>|\*+|[xX]+|\.+")
+# A password in a URL's user info (``postgres://user:pass@host``): the scheme,
+# user and host stay.  Anchored on ``://`` (a literal prefix re scans for fast).
+_URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@?#'\"]*):(?P<value>[^\s/?#'\"]+)@(?=[^\s/@])")
+# ``Authorization: Bearer <token>`` in headers, printed requests, logs.
+_AUTH_HEADER = re.compile(r"\b(?:Bearer|Basic)[ \t]+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """Broad, as users expect (``*key*``, ``*token*``…): such a variable's value is never described."""
+    return SECRET_NAME.search(name) is not None
+
+
+def holds_secret(name: str) -> bool:
+    """Narrower: the value of such a name is masked wherever it appears (see the rules above)."""
+    words = [w.lower() for w in _NAME_WORD.findall(name)]
+    for i, word in enumerate(words):
+        if (word in _SECRET_WORDS
+                or (word == "key" and i > 0 and words[i - 1] in _KEY_KINDS)
+                or (word == "pwd" and i > 0)
+                or word.endswith(_GLUED_ENDINGS)):
+            return not any(w in _ABOUT_WORDS for w in words[i + 1:])
+    return False
+
+
+def _may_be_secret(value: str) -> bool:
+    """Long enough, not a plain word, not a placeholder (whitespace allowed: a passphrase)."""
+    return (len(value) >= MIN_SECRET_LEN and _PLAIN_WORD.fullmatch(value) is None
+            and _PLACEHOLDER.fullmatch(value) is None)
+
+
+def is_credential_like(value: str) -> bool:
+    """A value that may be a credential (see the rules above _PLAIN_WORD)."""
+    return _may_be_secret(value) and not any(ch.isspace() for ch in value)
+
+
+def _name_start(text: str, end: int) -> tuple[int, int]:
+    """Where the identifier just before ``end`` is, skipping spaces, a closing quote and ``]``.
+
+    Before an ``=``, the rest of ``==``, ``!=``, ``:=`` is skipped: ``if password == "…"``.
+    """
+    j = end
+    if end < len(text) and text[end] == "=" and j > 0 and text[j - 1] in "=!:":
+        j -= 1
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    if j > 0 and text[j - 1] == "]":
+        j -= 1
+    if j > 0 and text[j - 1] in "'\"":
+        j -= 1
+    start = j
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and j - start < 80:
+        start -= 1
+    return start, j
+
+
+def _name_before(text: str, end: int) -> str:
+    """The identifier just before ``end``, skipping spaces, a closing quote and ``]``."""
+    start, j = _name_start(text, end)
+    return text[start:j]
+
+
+def _secret_target(text: str, anchor: int) -> bool:
+    """Is the target before the ``=``/``:`` at ``anchor`` a secret name?
+
+    Before ``=``, an annotation is looked through: ``api_key: str = "…"``.
+    """
+    start, j = _name_start(text, anchor)
+    if holds_secret(text[start:j]):
+        return True
+    if text[anchor] != "=" or start == j:
+        return False
+    k = start
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return k > 0 and text[k - 1] == ":" and holds_secret(_name_before(text, k - 1))
+
+
+# Cheap substring tests before the regexes: Python's re has no fast scan for
+# an alternation, and masking runs on every piece of the context (the full
+# regexes cost ~25 ms per 100 KB; the tests ~0.5 ms).
+_VALUE_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "hf_",
+                   "xox", "eyJ", "-----BEGIN")
+# Lowercase parts of every name holds_secret accepts (``api_key``, ``apiKey``
+# and ``secretAccessKey`` all contain "key"; ``db_pwd`` contains "pwd").
+_NAME_WORDS = ("key", "token", "secret", "passw", "passphrase", "credential", "pwd")
+
+
+def _mask_group(text: str, pattern: re.Pattern[str], check: Callable[[str], bool]) -> str:
+    """``text`` with each match's ``value`` group masked where ``check(value)`` holds."""
+    parts: list[str] = []
+    last = 0
+    for m in pattern.finditer(text):
+        if check(m.group("value")):
+            parts += [text[last:m.start("value")], MASK]
+            last = m.end("value")
+    return "".join(parts) + text[last:] if parts else text
+
+
+def _mask_assignments(text: str) -> str:
+    parts: list[str] = []
+    last = 0
+    for m in _LITERAL_AFTER.finditer(text):
+        # The value test first: it is cheaper and rejects most literals.
+        if is_credential_like(m.group("value")) and _secret_target(text, m.start()):
+            parts += [text[last:m.start("value")], MASK]
+            last = m.end("value")
+    return "".join(parts) + text[last:] if parts else text
+
+
+def _url_password(value: str) -> bool:
+    return _PLACEHOLDER.fullmatch(value) is None
+
+
+def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
+    """Mask ``known`` values, key-shaped strings, URL passwords, bearer tokens and
+    credential-like literals after secret names in code."""
+    for value in known:
+        # A "key" shorter than this is a placeholder (a local model's "EMPTY"), not a secret.
+        if len(value) >= MIN_SECRET_LEN and value in text:
+            text = text.replace(value, MASK)
+    if any(prefix in text for prefix in _VALUE_PREFIXES):
+        text = SECRET_VALUE.sub(MASK, text)
+    if "://" in text and "@" in text:
+        text = _mask_group(text, _URL_PASSWORD, _url_password)
+    lower = text.lower()
+    if "bearer" in lower or "basic" in lower:
+        text = _mask_group(text, _AUTH_HEADER, is_credential_like)
+    if any(word in lower for word in _NAME_WORDS):
+        text = _mask_assignments(text)
+    return text
+
+
+# IPython's history: _, __, ___, _i, _ii, _iii, _i12, _12, _ih, _oh, _dh.
+_HISTORY_NAME = re.compile(r"_{1,3}|_i{1,3}|_i?[0-9]+|_[iod]h")
+
+
+def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values to mask wherever they appear.
+
+    Environment variables: a broad name rule (KEY, TOKEN, SECRET, PASSW,
+    CREDENTIAL, AUTH anywhere in the name, as ``is_secret_name``) and any
+    value of MIN_SECRET_LEN characters or more without whitespace: the
+    environment is where keys live, whatever they look like.  Notebook
+    variables: a name that says it holds a secret (``holds_secret``: not
+    ``sort_key``, not ``token_count``) and a string value that is not a plain
+    word or a placeholder (``token = "customer_id"`` must not blank a column).
+    Unlike a literal in text, such a value may hold whitespace: a passphrase
+    (``db_password = "correct horse battery staple"``) printed by accident
+    must not leak, and a value is only masked where it appears verbatim, so
+    a false hit costs little.  Longest first, so that a secret containing
+    another is masked whole.
+    """
+    environ = os.environ if environ is None else environ
+    found: set[str] = set()
+    for name, value in list(ns.items()):
+        if _HISTORY_NAME.fullmatch(name):
+            continue  # not a secret's home, and each may hold anything
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, str) and holds_secret(name) and _may_be_secret(value):
+            found.add(value)
+    for name, value in list(environ.items()):
+        if (is_secret_name(name) and len(value) >= MIN_SECRET_LEN
+                and not any(ch.isspace() for ch in value)):
+            found.add(value)
+    return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
+
+class MaskingClient:
+    """A model client that masks secrets in every message it sends.
+
+    The context is masked when built; this covers what the loop adds later:
+    the output and traceback of generated code (a model that prints
+    ``os.environ`` must not send the keys back in its fix request).
+    ``known`` is called per request, so secrets created meanwhile count.
+    """
+
+    def __init__(self, client: Any, known: Callable[[], Sequence[str]]) -> None:
+        self.client = client
+        self.known = known
+
+    def _masked(self, messages: Sequence[Message]) -> list[Message]:
+        known = self.known()
+        return [Message(m.role, mask_secrets(m.content, known)) for m in messages]
+
+    def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None) -> ModelReply:
+        reply: ModelReply = self.client.complete(self._masked(messages), on_text)
+        return reply
+
+    async def acomplete(self, messages: Sequence[Message],
+                        on_text: Callable[[str], None] | None = None) -> ModelReply:
+        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text)
+        return reply
+
+
+def _boundary(text: str, index: int, backwards: bool) -> int:
+    """A whitespace position near ``index``, so a cut never splits a key."""
+    window = text[max(0, index - 200):index] if backwards else text[index:index + 200]
+    for i, ch in enumerate(reversed(window) if backwards else window):
+        if ch.isspace():
+            return index - i if backwards else index + i
+    return index
+
+
+def masked_cut(text: str, limit: int, known: Sequence[str] = ()) -> str:
+    """``head_tail(text, limit)`` with secrets masked *before* the cut.
+
+    Masking after a cut could leave half a key at the cut, too short to be
+    recognised; masking all of a huge output first would be slow.  So: keep
+    a few times ``limit`` from each end, cut at whitespace, mask, then cut.
+    """
+    window = 3 * max(limit, 1)
+    if len(text) > 2 * window:
+        head = _boundary(text, window, backwards=True)
+        tail = _boundary(text, len(text) - window, backwards=False)
+        text = f"{text[:head]}\n… {tail - head} characters cut …\n{text[tail:]}"
+    return head_tail(mask_secrets(text, known), limit)

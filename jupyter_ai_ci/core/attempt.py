@@ -1,0 +1,131 @@
+"""One attempt, and the install of a missing module: sub-generators of the loop.
+
+``run_attempt`` checks the code (syntax, risk scan, approval), then wraps its
+execution in ``Checkpoint`` / ``Commit`` or ``Rollback``.  Like the loop, it
+does no I/O: the driver performs each action it yields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import (
+    Action,
+    Approval,
+    AskApproval,
+    Attempt,
+    Checkpoint,
+    Commit,
+    Execute,
+    ExecutionResult,
+    Install,
+    Notice,
+    Rollback,
+    TransactionReport,
+)
+from jupyter_ai_ci.safety import policy
+
+NOT_PARSED = "not run: the code does not parse"
+
+
+def _approval(sent: Any) -> Approval:
+    # Anything but an Approval (a driver that cannot ask) is a refusal.
+    return sent if isinstance(sent, Approval) else Approval(False, "nobody could be asked")
+
+
+def _report(sent: Any) -> TransactionReport:
+    # A driver that does not know transactions sends None (or anything else).
+    return sent if isinstance(sent, TransactionReport) else TransactionReport(supported=False)
+
+
+def _undo_text(number: int, undone: TransactionReport, saved: TransactionReport | None,
+               effects: Sequence[str]) -> str:
+    if not undone.supported:
+        return f"attempt {number} failed; this executor cannot undo it, so its changes stay"
+    parts = []
+    if undone.restored:
+        parts.append(f"restored {', '.join(undone.restored)}")
+    if undone.dropped:
+        parts.append(f"removed new names {', '.join(undone.dropped)}")
+    text = f"attempt {number} undone" + (f": {'; '.join(parts)}" if parts else " (nothing had changed)")
+    kept = [*(saved.not_saved if saved else ()), *undone.not_saved]
+    if kept:
+        text += f"; NOT undone: {', '.join(kept)}"
+    if effects:
+        text += f"; effects outside the kernel's memory stay: {', '.join(effects)}"
+    return text
+
+
+def run_attempt(
+    code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]]
+) -> Generator[Action, Any, Attempt | str]:
+    """One attempt: syntax check, policy, approval, checkpoint, run, commit or
+    roll back.  Returns the ``Attempt``, or a one-line refusal."""
+    blocks = tuple(code)
+    bad = policy.syntax_error(blocks)
+    if bad is not None:
+        index, error = bad
+        unparsed = (*(ExecutionResult() for _ in range(index)),
+                    ExecutionResult(error=error, notes=(NOT_PARSED,)))
+        return Attempt(number, step, blocks, unparsed)
+    found = policy.scan(blocks)
+    decision = policy.decide(settings.policy, found)
+    if decision.verdict == "refuse":
+        return f"refused by policy: {'; '.join(decision.reasons)}"
+    if decision.verdict == "ask" and blocks not in approved:
+        approval = _approval((yield AskApproval(blocks, decision.reasons, number)))
+        if not approval.granted:
+            return f"not run: {'; '.join(decision.reasons)} — {approval.why or 'rejected'}"
+        approved.add(blocks)
+    yield Notice("attempt", f"attempt {number}: running {len(blocks)} cell"
+                 f"{'' if len(blocks) == 1 else 's'}", attempt=number, step=step)
+    saved = _report((yield Checkpoint(blocks, number, step)))
+    if saved.not_saved:
+        yield Notice("not-undoable", f"if attempt {number} fails, these cannot be undone: "
+                     f"{', '.join(saved.not_saved)}", attempt=number, step=step)
+    results: list[ExecutionResult] = []
+    try:
+        for index, block in enumerate(blocks):
+            result: ExecutionResult = yield Execute(block, number, step, index)
+            results.append(result)
+            if not result.ok:
+                break
+    except KeyboardInterrupt:
+        # Thrown in by the driver when the user interrupts: undo, then stop.
+        yield Rollback(number, step)
+        raise
+    attempt = Attempt(number, step, blocks, tuple(results), saved)
+    if attempt.ok:
+        yield Commit(number, step)
+        return attempt
+    undone = _report((yield Rollback(number, step)))
+    effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")]
+    yield Notice("undone", _undo_text(number, undone, saved, effects), attempt=number, step=step)
+    return replace(attempt, undone=undone)
+
+
+def install(missing: policy.MissingModule, number: int, settings: LoopSettings) -> Generator[Action, Any, bool]:
+    """Ask, then install the package for a missing module; True if it worked."""
+    command = f"%pip install {missing.package}"
+    if not policy.install_allowed(settings.policy, missing.package):
+        approval = _approval((yield AskApproval(
+            (command,),
+            ((f"module {missing.module!r} is not installed; install package {missing.package!r} "
+              "into this kernel's own environment"),),
+            number,
+            "install",
+        )))
+        if not approval.granted:
+            yield Notice("install", f"not installing {missing.package} ({approval.why or 'rejected'})",
+                         attempt=number)
+            return False
+    yield Notice("install", f"installing {missing.package} for `import {missing.module}`", attempt=number)
+    result: ExecutionResult = yield Install(missing.package, missing.module, number)
+    if result is None or not result.ok:
+        why = result.error.one_line() if result is not None and result.error else "no installer here"
+        yield Notice("install", f"installing {missing.package} failed: {why}", attempt=number)
+        return False
+    return True

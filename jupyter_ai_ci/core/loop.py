@@ -1,0 +1,192 @@
+"""The agent loop: decides what happens next and does no I/O.
+
+``agent_loop`` is a generator.  It yields an action (``CallModel``,
+``Execute``, ``Notice``, and around each attempt ``AskApproval``,
+``Checkpoint``, ``Commit``/``Rollback``, ``Install``), and the driver performs
+it and sends back the result (a ``ModelReply``, an ``ExecutionResult``, an
+``Approval``, a ``TransactionReport``, or ``None``).  Policy -- syntax check,
+risk scan, approval, budgets -- is decided here, so every driver obeys it.  When the
+run ends the generator returns an ``Outcome``.  The same loop serves the
+magic (driven synchronously), the server and the command line (driven with
+asyncio), and the unit tests (driven by a list of canned results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from jupyter_ai_ci.core import prompts
+from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import (
+    Attempt,
+    CallModel,
+    Cell,
+    ErrorInfo,
+    ExecutionResult,
+    LoopGen,
+    Message,
+    ModelReply,
+    Notice,
+    Outcome,
+    Usage,
+)
+from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
+from jupyter_ai_ci.tokens import estimate_usage
+
+
+def describe_result(result: ExecutionResult, limit: int) -> str:
+    """The text the model is told about one block's outputs."""
+    parts = []
+    if result.output:
+        parts.append(result.output.rstrip("\n"))
+    parts.extend(f"[displayed {d}]" for d in result.displays)
+    if result.result is not None:
+        parts.append(f"Out: {result.result}")
+    return head_tail("\n".join(parts), limit) if parts else prompts.NO_OUTPUT
+
+
+def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
+                settings: LoopSettings) -> str:
+    failed = results[-1]
+    error = failed.error
+    assert error is not None
+    if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
+        headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
+        if len(code) > 1:
+            headline += f" Block {len(results)} of {len(code)} does not parse; no block was run."
+    else:
+        headline = f"The code you wrote raised {error.ename}."
+        if len(code) > 1:
+            headline += (f" Block {len(results)} of {len(code)} failed; the blocks before it ran, "
+                         "and their changes were undone.")
+    joined = "\n\n".join(code)
+    return prompts.FIX.format(
+        failed=headline,
+        code=joined,
+        output=head_tail(failed.output, settings.max_output_chars) or prompts.NO_OUTPUT,
+        traceback=head_tail(error.traceback, settings.max_traceback_chars),
+    )
+
+
+def agent_loop(
+    request: str,
+    context: str,
+    settings: LoopSettings,
+    history: Sequence[Message] = (),
+) -> LoopGen:
+    """Run one ``%%ask`` request to its end.  See the module docstring."""
+    messages: list[Message] = [Message("system", prompts.SYSTEM), *history]
+    messages.append(Message("user", prompts.REQUEST.format(context=context, request=request).strip()))
+    attempts: list[Attempt] = []
+    cells: list[Cell] = []
+    usage = Usage()
+    requests = 0
+    approved: set[tuple[str, ...]] = set()
+    installed: set[str] = set()
+
+    def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "") -> Outcome:
+        return Outcome(
+            status=status,
+            cells=tuple(cells),
+            answer=answer,
+            attempts=tuple(attempts),
+            usage=usage,
+            requests=requests,
+            early_stop=early,
+            messages=tuple(messages),
+            reason=reason,
+        )
+
+    def over_budget() -> str:
+        if not settings.token_budget:
+            return ""
+        need = usage.total + sum(estimate_usage(m.content) for m in messages)
+        if need <= settings.token_budget:
+            return ""
+        return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
+                f"{need - usage.total} more, the budget is {settings.token_budget}")
+
+    for step in range(1, settings.steps + 1):
+        purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
+        if why := over_budget():
+            return outcome("over-budget", reason=why)
+        reply: ModelReply = yield CallModel(tuple(messages), purpose)
+        requests += 1
+        usage += reply.usage
+        messages.append(Message("assistant", reply.text))
+        fixes = 0
+        previous: ErrorInfo | None = None
+        step_results: list[ExecutionResult] = []
+        rerun = False
+        while True:
+            code = python_blocks(reply.text)
+            others = sorted({b.language for b in extract_code_blocks(reply.text)
+                             if b.language and not b.is_python})
+            if others and not rerun:
+                yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
+                             step=step)
+            rerun = False
+            if not code:
+                if fixes:
+                    # The model answered a traceback with prose: the step failed.
+                    return outcome("failed", answer=reply.text)
+                if step == 1:
+                    yield Notice("no-code", "the model answered without code", step=step)
+                    return outcome("answered", answer=reply.text)
+                return outcome("success", answer=reply.text)
+            if not settings.run:
+                cells.extend(Cell(c, step, ExecutionResult()) for c in code)
+                return outcome("not-run", answer=reply.text)
+
+            number = len(attempts) + 1
+            attempt = yield from run_attempt(code, number, step, settings, approved)
+            if isinstance(attempt, str):
+                yield Notice("refused", attempt, attempt=number, step=step)
+                return outcome("refused", reason=attempt)
+            attempts.append(attempt)
+            if attempt.ok:
+                cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
+                step_results = list(attempt.results)
+                break
+
+            error = attempt.error
+            assert error is not None
+            missing = policy.missing_module(error)
+            if settings.install_missing and missing and missing.package not in installed:
+                installed.add(missing.package)
+                if (yield from install(missing, number, settings)):
+                    rerun = True
+                    continue  # the same code again, without asking the model
+            early = previous is not None and previous.signature == error.signature
+            if fixes >= settings.retries or early:
+                return outcome("failed", early=early)
+            fixes += 1
+            previous = error
+            left = settings.retries - fixes + 1
+            yield Notice(
+                "retrying",
+                f"attempt {number} failed: {error.one_line()} — asking the model for a fix "
+                f"({left} {'try' if left == 1 else 'tries'} left)",
+                attempt=number,
+                step=step,
+            )
+            messages.append(Message("user", fix_request(code, attempt.results, settings)))
+            if why := over_budget():
+                return outcome("over-budget", reason=why)
+            reply = yield CallModel(tuple(messages), "fix")
+            requests += 1
+            usage += reply.usage
+            messages.append(Message("assistant", reply.text))
+
+        if step < settings.steps:
+            output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
+            messages.append(Message("user", prompts.NEXT_STEP.format(
+                output=head_tail(output, settings.max_output_chars),
+                step=step + 1,
+                steps=settings.steps,
+            )))
+            yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
+    return outcome("success")

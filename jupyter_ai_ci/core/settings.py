@@ -1,0 +1,23 @@
+"""What one run of the agent loop may do: retries, steps, policy, budget.
+
+Its own module so that the loop and its sub-generators (``attempt.py``) can
+both read it without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jupyter_ai_ci.safety.policy import PolicySettings
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    retries: int = 2  # fix attempts after a failed attempt, per step
+    steps: int = 1
+    run: bool = True
+    max_output_chars: int = 4000  # of a step's output fed back to the model
+    max_traceback_chars: int = 8000
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
+    install_missing: bool = True  # offer to %pip install a missing module, then re-run

@@ -1,0 +1,62 @@
+"""Tokens and requests per ``%%ask`` and for the session, with an optional cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from jupyter_ai_ci.events import Outcome
+
+
+@dataclass(frozen=True)
+class Entry:
+    request: str
+    model: str
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    replayed: bool
+
+
+@dataclass
+class UsageLog:
+    entries: list[Entry] = field(default_factory=list)
+
+    def add(self, request: str, model: str, outcome: Outcome, replayed: bool) -> Entry:
+        entry = Entry(request, model, outcome.requests, outcome.usage.prompt_tokens,
+                      outcome.usage.completion_tokens, replayed)
+        self.entries.append(entry)
+        return entry
+
+    def total(self) -> tuple[int, int, int]:
+        return (sum(e.requests for e in self.entries), sum(e.prompt_tokens for e in self.entries),
+                sum(e.completion_tokens for e in self.entries))
+
+
+def cost(entry: Entry, prices: Mapping[str, Sequence[float]]) -> float | None:
+    """USD, from prices per million tokens ``{model: [input, output]}``."""
+    price = prices.get(entry.model)
+    if not price or len(price) != 2:
+        return None
+    return (entry.prompt_tokens * price[0] + entry.completion_tokens * price[1]) / 1_000_000
+
+
+def render(log: UsageLog, prices: Mapping[str, Sequence[float]]) -> str:
+    if not log.entries:
+        return "no %%ask requests in this session yet"
+    lines = [f"{'#':>3}  {'request':<40} {'model':<18} {'calls':>5} {'in':>7} {'out':>6}  {'cost':>8}"]
+    total_cost: float | None = 0.0
+    for i, e in enumerate(log.entries, 1):
+        c = cost(e, prices)
+        total_cost = None if c is None or total_cost is None else total_cost + c
+        first = e.request.strip().splitlines()[0] if e.request.strip() else ""
+        label = (first[:37] + "…") if len(first) > 38 else first
+        label += " (replayed)" if e.replayed else ""
+        lines.append(f"{i:>3}  {label:<40} {e.model[:18]:<18} {e.requests:>5} {e.prompt_tokens:>7} "
+                     f"{e.completion_tokens:>6}  {'' if c is None else f'${c:.4f}':>8}")
+    calls, tin, tout = log.total()
+    money = "" if total_cost is None or not prices else f"${total_cost:.4f}"
+    lines.append(f"{'':>3}  {'session':<40} {'':<18} {calls:>5} {tin:>7} {tout:>6}  {money:>8}")
+    if not prices:
+        lines.append("(set %config AICISettings.prices = {'model': [usd_per_1M_in, usd_per_1M_out]} for costs)")
+    return "\n".join(lines)

@@ -1,0 +1,168 @@
+"""One headless run: a notebook, a kernel, the shared run, the notebook saved.
+
+The command line uses this; it does the I/O the run does not (the notebook
+file, the kernel's lifetime) and nothing the run decides.  Exit codes are
+part of the interface (scripts and CI branch on them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_ai_ci.context.snapshot import cells_of
+from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
+from jupyter_ai_ci.events import Notice, Outcome
+from jupyter_ai_ci.executors.connection import KernelConnection
+from jupyter_ai_ci.executors.kernel import KernelExecutor, LocalKernel
+from jupyter_ai_ci.executors.transact import WHY_NOT
+from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, load_or_create, save, set_outputs
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
+from jupyter_ai_ci.run.flow import RemoteKernel, run_async
+from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.session import Session
+
+EXIT_OK = 0
+EXIT_GAVE_UP = 1  # every attempt raised
+EXIT_USAGE = 2
+EXIT_MODEL = 3  # the model endpoint failed
+EXIT_KERNEL = 4  # the kernel or gateway failed (start, death, refused token)
+EXIT_EXISTING = 5  # --run-existing: a cell already in the notebook raised
+EXIT_REFUSED = 6  # the policy refused the code (denied, rejected, or nobody to approve it)
+EXIT_BUDGET = 7  # a token budget would have been exceeded
+EXIT_INTERRUPTED = 130
+
+@dataclass
+class KernelOptions:
+    """Where and how the notebook's kernel runs."""
+
+    kernel_name: str = "python3"
+    gateway_url: str = ""
+    gateway_token: str = ""
+    run_existing: bool = False
+    timeout: float = 600.0  # per cell, then interrupt
+    receive_timeout: float = 5.0
+    startup_timeout: float = 60.0
+
+
+@dataclass
+class RunResult:
+    path: Path
+    exit_code: int
+    message: str
+    outcome: Outcome | None = None
+    timings: Timings = field(default_factory=Timings)
+    executions: int = 0
+
+
+async def start_kernel(options: KernelOptions, cwd: Path) -> KernelConnection:
+    if options.gateway_url:
+        from jupyter_ai_ci.executors.gateway import GatewayKernel
+
+        return await GatewayKernel.start(options.gateway_url, options.gateway_token, options.kernel_name,
+                                         request_timeout=max(options.receive_timeout, 5.0),
+                                         startup_timeout=options.startup_timeout)
+    return await LocalKernel.start(options.kernel_name, cwd=str(cwd), startup_timeout=options.startup_timeout)
+
+
+async def run_notebook(path: Path, session: Session, request: str, options: Options, kernel: KernelOptions,
+                       reporter: Reporter | None = None,
+                       approver: Approver | AsyncApprover | None = None) -> RunResult:
+    """Run the request against one notebook; save it only when code ran (or prose answered).
+
+    ``approver`` answers what the policy asks about; with none, flagged code is refused."""
+    try:
+        nb = load_or_create(path, kernel.kernel_name)
+    except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
+        raise UsageProblem(f"cannot read {path} as a notebook ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0][:200]}); it was not changed") from None
+    run = Run(session, request, options, thread=str(path), replay_dir=path.parent, source="cli",
+              say=lambda text: reporter.notice(Notice("context", text.strip(" ·\n"))) if reporter else None)
+    run.check()
+    timings = Timings()
+    connection = await start_kernel(kernel, path.parent)
+    s = session.settings
+    executor = KernelExecutor(connection, timeout=kernel.timeout, receive_timeout=kernel.receive_timeout,
+                              max_output_chars=s.max_output_chars, snapshot_max_bytes=s.snapshot_max_bytes,
+                              undo_on_cancel=False)  # the kernel is shut down below
+    try:
+        if not await executor.transactions.probe() and reporter is not None:
+            # Said up front: a failure later would otherwise be the first the user hears of it.
+            reporter.notice(Notice("not-undoable", WHY_NOT))
+        if kernel.run_existing:
+            failed = await _run_existing(nb, executor)
+            if failed:
+                return RunResult(path, EXIT_EXISTING, failed, executions=executor.executions)
+        notebook = cells_of([{"source": c.source, "output": c.output} for c in cell_records(nb)])
+        result = await run_async(run, RemoteKernel(executor.evaluate), executor, reporter, approver, timings,
+                                 notebook=notebook)
+    finally:
+        try:
+            await asyncio.shield(connection.shutdown())
+        except (KernelError, OSError):
+            pass  # the run's own error (or result) is what the user needs to see
+    outcome = result.outcome
+    n = len(outcome.attempts)
+    tries = f"{n} attempt{'' if n == 1 else 's'}"
+    tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+    if outcome.status == "refused":
+        return RunResult(path, EXIT_REFUSED, f"{outcome.reason}; the notebook was not changed",
+                         outcome, timings, executor.executions)
+    if outcome.status == "over-budget":
+        return RunResult(path, EXIT_BUDGET, f"stopped: {outcome.reason} (--max-tokens-per-request, "
+                         "--max-tokens-per-session); the notebook was not changed", outcome, timings,
+                         executor.executions)
+    if outcome.status == "failed":
+        last = outcome.last_error
+        why = last.one_line() if last else "the model answered the traceback without code"
+        early = " (the same error twice)" if outcome.early_stop else ""
+        return RunResult(path, EXIT_GAVE_UP, f"gave up after {tries}{early}; last error: {why}; "
+                         "the notebook was not changed", outcome, timings, executor.executions)
+    sink = NotebookSink(nb, executor.execution_count)
+    where = sink.insert(outcome.cells, result.provenance, outcome.answer)
+    save(nb, path)
+    what = "answered without code" if outcome.status == "answered" else f"{where} after {tries}"
+    if result.replayed:
+        what += " (replayed: no model request)"
+    spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
+    return RunResult(path, EXIT_OK, f"{what} ({tokens}; {spent})", outcome, timings, executor.executions)
+
+
+async def _run_existing(nb: Node, executor: KernelExecutor) -> str:
+    """Run the notebook's code cells in order, refreshing their outputs; the first error stops.
+
+    An error in the *last* code cell is left to the request ("fix the cell above"): the
+    kernel keeps it, and the run's context carries its traceback.  An error earlier
+    would leave later cells unrun and the context wrong, so that one ends the run."""
+    cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    for index, cell in enumerate(cells, start=1):
+        result = await executor.aexecute(cell.source)
+        set_outputs(cell, result, executor.execution_count(result))
+        if result.error is not None and index < len(cells):
+            return (f"existing code cell {index} raised {result.error.one_line()}; "
+                    "fix the notebook or run without --run-existing")
+    return ""
+
+
+def error_exit(path: Path, exc: AICIError) -> RunResult:
+    """The one-line result for an error that ended a run early."""
+    code = EXIT_MODEL if isinstance(exc, ModelError) else EXIT_USAGE if isinstance(exc, UsageProblem) \
+        else EXIT_BUDGET if isinstance(exc, BudgetExceeded) else EXIT_KERNEL
+    return RunResult(path, code, f"{type(exc).__name__}: {exc}")
+
+
+def summary(results: Sequence[RunResult]) -> str:
+    """Machine-readable record of a batch, for ``--json``."""
+    return json.dumps([{
+        "notebook": str(r.path), "exit_code": r.exit_code, "message": r.message,
+        "status": r.outcome.status if r.outcome else "error",
+        "attempts": len(r.outcome.attempts) if r.outcome else 0,
+        "requests": r.outcome.requests if r.outcome else 0,  # model requests (0 when replayed)
+        "prompt_tokens": r.outcome.usage.prompt_tokens if r.outcome else 0,
+        "completion_tokens": r.outcome.usage.completion_tokens if r.outcome else 0,
+        "model_seconds": round(r.timings.model, 3), "execute_seconds": round(r.timings.execute, 3),
+        "total_seconds": round(r.timings.total, 3), "executions": r.executions,
+    } for r in results], indent=2)

@@ -1,0 +1,125 @@
+"""HTTP and websocket handlers of the sidebar.
+
+REST (``/jupyter-ai-ci/config``) is an ``APIHandler``: authenticated, XSRF
+checked on writes.  A run streams over a websocket (``/jupyter-ai-ci/run``),
+authenticated like the kernels' own sockets and allowed only to users who may
+execute code in kernels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import tornado.web
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from jupyter_ai_ci import __version__
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.server.run import SidebarRun
+from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.run.session import Session
+
+SETTINGS_KEY = "jupyter_ai_ci"
+
+
+def _state(handler: Any) -> dict[str, Any]:
+    return handler.settings[SETTINGS_KEY]  # type: ignore[no-any-return]
+
+
+class ConfigHandler(APIHandler):
+    """What the panel shows about the model: its name and host, never the key."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        from jupyter_ai_ci.model import local
+
+        settings: AICISettings = _state(self)["settings"]
+        endpoint = Endpoint.from_settings(settings)
+        path = local.target(endpoint, settings.local_fallback)
+        if path is not None:
+            endpoint = local.localized(endpoint, path)
+        self.finish(json.dumps({
+            "version": __version__,
+            "model": endpoint.model,
+            "host": "local (llama.cpp)" if path is not None else endpoint.host,
+            "configured": bool(endpoint.base_url or endpoint.api_key),
+        }))
+
+
+class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+    """One panel's requests: ``ask`` starts a run, ``executed`` answers the executor,
+    ``stop`` cancels.  One run at a time per socket."""
+
+    auth_resource = "kernels"
+
+    def set_default_headers(self) -> None:
+        # JupyterHandler's headers make no sense on a websocket upgrade.
+        pass
+
+    @ws_authenticated
+    async def get(self, *args: Any, **kwargs: Any) -> None:
+        allowed = await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "execute", "kernels")
+        )
+        if not allowed:
+            raise tornado.web.HTTPError(403)
+        await super().get(*args, **kwargs)
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        super().open(*args, **kwargs)
+        self.run: SidebarRun | None = None
+        self.task: asyncio.Task[None] | None = None
+        # Per panel: the earlier exchanges that follow-ups build on (per notebook), usage, clients.
+        self.session = Session(_state(self)["settings"])
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.write_message(json.dumps(message))
+        except WebSocketClosedError:
+            pass  # the panel went away; the run is cancelled in on_close
+
+    def on_message(self, message: str | bytes) -> None:
+        try:
+            msg = json.loads(message)
+            kind = msg.get("type")
+        except (ValueError, AttributeError):
+            self.send({"type": "done", "status": "error", "message": "The panel sent a malformed message."})
+            return
+        if kind == "ask":
+            if self.task is not None and not self.task.done():
+                self.send({"type": "done", "status": "error",
+                           "message": "A request is already running; stop it first."})
+                return
+            state = _state(self)
+            self.run = SidebarRun(self.send, self.session, self.kernel_manager, self.session_manager,
+                                  state["root_dir"])
+            self.task = asyncio.ensure_future(self.run.run(msg))
+        elif kind == "executed" and self.run is not None and self.run.executor is not None:
+            self.run.executor.resolve(msg)
+        elif kind == "approval" and self.run is not None:
+            self.run.decided(msg)
+        elif kind == "stop" and self.task is not None:
+            self.task.cancel()
+
+    def on_close(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+
+def setup_handlers(web_app: Any, settings: AICISettings, root_dir: str | None = None) -> None:
+    from jupyter_server.utils import url_path_join
+
+    # root_dir: where notebooks live on disk (replay records go beside them); None for
+    # contents managers that keep no files.
+    web_app.settings[SETTINGS_KEY] = {"settings": settings, "root_dir": root_dir}
+    base = web_app.settings["base_url"]
+    web_app.add_handlers(".*$", [
+        (url_path_join(base, "jupyter-ai-ci", "config"), ConfigHandler),
+        (url_path_join(base, "jupyter-ai-ci", "run"), RunSocket),
+    ])

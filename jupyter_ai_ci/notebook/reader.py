@@ -1,0 +1,114 @@
+"""Cells and outputs from the notebook file the kernel belongs to.
+
+jupyter_server tells a kernel its notebook in ``JPY_SESSION_NAME``: an
+absolute path when it knows the file's directory, else the path relative to
+the server's root (the kernel's working directory is the notebook's own).
+VS Code puts the absolute path in the namespace as ``__vsc_ipynb_file__``.
+The saved file has what the kernel's history lacks: markdown, printed
+output, errors, which figures were shown.  It lags behind unsaved edits, so
+the kernel's own history is merged in by the caller.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.events import CellRecord
+
+MAX_NOTEBOOK_BYTES = 20_000_000  # past this, reading costs more than it tells
+SESSION_ENV = "JPY_SESSION_NAME"
+VSCODE_NAME = "__vsc_ipynb_file__"  # set by VS Code's Jupyter extension, an absolute path
+
+
+def session_notebook(environ: Mapping[str, str] | None = None, cwd: str | None = None,
+                     ns: Mapping[str, Any] | None = None) -> Path | None:
+    """The notebook file named by ``JPY_SESSION_NAME`` (Jupyter Server) or by
+    ``__vsc_ipynb_file__`` in the namespace (VS Code), if it exists."""
+    environ = os.environ if environ is None else environ
+    name = environ.get(SESSION_ENV, "")
+    vscode = (ns or {}).get(VSCODE_NAME)
+    if not name.endswith(".ipynb") and isinstance(vscode, str):
+        name = vscode
+    if not name.endswith(".ipynb"):
+        return None  # a session id, a console, or a renamed-to-nothing session
+    here = Path(cwd or os.getcwd())
+    path = Path(name)
+    candidates = [path] if path.is_absolute() else [here / path, here / path.name]
+    # A path relative to the server root: the root is one of our ancestors.
+    candidates += [parent / path for parent in here.parents] if not path.is_absolute() else []
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _png_size(data: str) -> str:
+    try:
+        head = base64.b64decode(data[:44])
+        width, height = struct.unpack(">II", head[16:24])
+        return f" {width}×{height}"
+    except Exception:
+        return ""
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def output_text(outputs: list[dict[str, Any]]) -> str:
+    """Outputs as text; images are named (type and size), never inlined."""
+    parts: list[str] = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(_text(out.get("text", "")))
+        elif kind == "error":
+            parts.append(f"{out.get('ename', 'Error')}: {out.get('evalue', '')}")
+        elif kind in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            images = [m for m in sorted(data) if m.startswith("image/")]
+            for mime in images:
+                size = _png_size(_text(data[mime])) if mime == "image/png" else ""
+                parts.append(f"[{mime} image{size} shown]")
+            if "text/plain" in data and not (images and _text(data["text/plain"]).startswith("<Figure")):
+                parts.append(_text(data["text/plain"]))
+            elif not images and "text/html" in data:
+                parts.append("[HTML output]")
+    return "\n".join(p.rstrip("\n") for p in parts if p)
+
+
+@lru_cache(maxsize=4)
+def _read(path: str, mtime_ns: int, size: int) -> tuple[CellRecord, ...]:
+    # Keyed by mtime and size: re-read only after a save.
+    with open(path, encoding="utf-8") as f:
+        notebook = json.load(f)
+    cells = []
+    for index, cell in enumerate(notebook.get("cells", []), start=1):
+        source = _text(cell.get("source", ""))
+        if not source.strip() or cell.get("cell_type") == "raw":
+            continue
+        if cell.get("cell_type") == "markdown":
+            cells.append(CellRecord(source, kind="markdown", label=f"cell {index}"))
+            continue
+        count = cell.get("execution_count")
+        label = f"In [{count}]" if count else f"cell {index} (not run)"
+        cells.append(CellRecord(source, output_text(cell.get("outputs", [])), label=label))
+    return tuple(cells)
+
+
+def notebook_cells(path: Path) -> list[CellRecord] | None:
+    """The notebook's cells in notebook order, or None when unreadable or huge."""
+    try:
+        stat = path.stat()
+        if stat.st_size > MAX_NOTEBOOK_BYTES:
+            return None
+        return list(_read(str(path), stat.st_mtime_ns, stat.st_size))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None

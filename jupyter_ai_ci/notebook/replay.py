@@ -1,0 +1,186 @@
+"""Replay: re-running an unchanged ``%%ask`` reuses the code that worked.
+
+A record is keyed by a digest of what decides the code: the request, the
+options that change the run, the model, the earlier requests of the
+conversation, and the descriptions of the variables the request names
+(their type, shape, columns and dtypes).  Anything else -- other variables,
+outputs, time -- does not invalidate it, so a notebook replays in a fresh
+kernel (Run All, nbclient, papermill) and when a cell is re-run in the same
+kernel.
+
+``replaying`` wraps the agent loop (it stays I/O-free): it answers the
+loop's first and next-step model calls from the record, and hands every call
+after a failed replayed attempt to the live model, so stale code goes through
+the normal retry loop.  ``ReplayStore`` keeps records in a small JSON file
+beside the notebook (the kernel's working directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.events import CallModel, LoopGen, Message, ModelReply, Notice, Outcome
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    key: str
+    request: str
+    model: str
+    endpoint_host: str
+    replies: tuple[str, ...]  # model texts to serve, in order
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    generated_at: str
+
+    def summary(self) -> str:
+        day = self.generated_at[:10]
+        plural = "attempt" if self.attempts == 1 else "attempts"
+        return f"replayed — generated {day} by {self.model}, {self.attempts} {plural}"
+
+
+def replay_key(request: str, options: dict[str, Any], model: str,
+               named_variables: Iterable[str], earlier_requests: Iterable[str]) -> str:
+    payload = json.dumps({
+        "v": FORMAT_VERSION,
+        "request": request.strip(),
+        "options": options,
+        "model": model,
+        "variables": sorted(named_variables),
+        "conversation": list(earlier_requests),
+    }, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def earlier_requests(request: str, conversation: Sequence[Message]) -> list[str]:
+    """The conversation a request was first asked in.
+
+    Re-running a cell in the same kernel finds its own earlier exchange in the
+    conversation; cutting from the last occurrence of the same request gives
+    the conversation it had the first time, so the rerun replays.
+    """
+    asked = [m.content for m in conversation if m.role == "user"]
+    if request.strip() in (a.strip() for a in asked):
+        last = max(i for i, a in enumerate(asked) if a.strip() == request.strip())
+        asked = asked[:last]
+    return asked
+
+
+def replies_from_outcome(outcome: Outcome) -> tuple[str, ...]:
+    """What the model would have to say, step by step, to produce this outcome."""
+    steps: dict[int, list[str]] = {}
+    for cell in outcome.cells:
+        steps.setdefault(cell.step, []).append(f"```python\n{cell.code}\n```")
+    replies = ["\n\n".join(blocks) for _, blocks in sorted(steps.items())]
+    if outcome.answer and (outcome.status == "answered" or len(replies) > 0 and outcome.status == "success"):
+        replies.append(outcome.answer)
+    return tuple(replies)
+
+
+def record_from_outcome(key: str, request: str, outcome: Outcome, model: str, host: str) -> Record:
+    return Record(
+        key=key,
+        request=request,
+        model=model,
+        endpoint_host=host,
+        replies=replies_from_outcome(outcome),
+        attempts=len(outcome.attempts),
+        prompt_tokens=outcome.usage.prompt_tokens,
+        completion_tokens=outcome.usage.completion_tokens,
+        requests=outcome.requests,
+        generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+
+
+def replaying(loop: LoopGen, record: Record) -> LoopGen:
+    """Serve the record's replies to ``loop``; go live after any fix request.
+
+    The returned outcome counts only the requests that reached the model.
+    """
+    queue = list(record.replies)
+    live = 0
+    yield Notice("replay", record.summary())
+    try:
+        action = next(loop)
+    except StopIteration as stop:  # the loop ended before asking anything (e.g. a spent budget)
+        first: Outcome = stop.value
+        return first
+    while True:
+        result: Any
+        if isinstance(action, CallModel) and not live and queue and action.purpose != "fix":
+            text = queue.pop(0)
+            yield Notice("replayed-text", text)  # shown where the model's text would stream
+            result = ModelReply(text, model=record.model)
+        else:
+            if isinstance(action, CallModel):
+                live += 1
+            try:
+                result = yield action
+            except KeyboardInterrupt:
+                # Pass an interrupt on, so the loop can undo a running attempt.
+                action = loop.throw(KeyboardInterrupt())
+                continue
+        try:
+            action = loop.send(result)
+        except StopIteration as stop:
+            outcome: Outcome = stop.value
+            return replace(outcome, requests=live)
+
+
+class ReplayStore:
+    """Records in one JSON file; written atomically so a crash never corrupts it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
+            return {}
+        records = data.get("records")
+        return records if isinstance(records, dict) else {}
+
+    def get(self, key: str) -> Record | None:
+        raw = self._load().get(key)
+        if not isinstance(raw, dict):
+            return None
+        try:
+            return Record(**{**raw, "replies": tuple(raw["replies"])})
+        except (TypeError, KeyError):
+            return None
+
+    def put(self, record: Record) -> None:
+        records = self._load()
+        records[record.key] = asdict(record)
+        self._write(records)
+
+    def all(self) -> Sequence[Record]:
+        return [r for k in self._load() if (r := self.get(k)) is not None]
+
+    def clear(self) -> int:
+        count = len(self._load())
+        if self.path.exists():
+            self.path.unlink()
+        return count
+
+    def _write(self, records: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".replay-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"version": FORMAT_VERSION, "records": records}, f, indent=1, sort_keys=True)
+        os.replace(tmp, self.path)

@@ -1,0 +1,221 @@
+"""Where the loop, a model client and an executor meet.
+
+The loop is written once as a generator; these two thin functions drive it,
+one blocking (the magic, inside a kernel whose event loop is already
+running) and one with asyncio (the server extension, the command line).
+
+Executors may also offer ``checkpoint(code)``/``rollback()``/``commit()`` and
+``install(package)`` (or their ``a``-prefixed coroutines); an executor
+without them gets "cannot undo" reports, which the loop tells the user.
+Approval goes to an ``Approver``; with none, flagged code is refused at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from jupyter_ai_ci.events import (
+    Approval,
+    AskApproval,
+    CallModel,
+    Checkpoint,
+    Commit,
+    Execute,
+    ExecutionResult,
+    Install,
+    LoopGen,
+    Notice,
+    Outcome,
+    Rollback,
+    TransactionReport,
+)
+from jupyter_ai_ci.executors import AsyncExecutor, Executor
+from jupyter_ai_ci.model.client import AsyncModelClient, ModelClient
+
+
+class Reporter(Protocol):
+    """What a driver tells the user about, as it happens."""
+
+    def model_started(self, call: CallModel) -> None: ...
+    def model_text(self, text: str) -> None: ...
+    def model_finished(self) -> None: ...
+    def notice(self, notice: Notice) -> None: ...
+    def executing(self, action: Execute) -> None: ...
+    def executed(self, action: Execute, result: ExecutionResult) -> None: ...
+
+
+class SilentReporter:
+    def model_started(self, call: CallModel) -> None: pass
+    def model_text(self, text: str) -> None: pass
+    def model_finished(self) -> None: pass
+    def notice(self, notice: Notice) -> None: pass
+    def executing(self, action: Execute) -> None: pass
+    def executed(self, action: Execute, result: ExecutionResult) -> None: pass
+
+
+@dataclass
+class Timings:
+    """Where a run's time went; ``own`` is ours (prompting, parsing, reporting)."""
+
+    total: float = 0.0
+    model: float = 0.0
+    execute: float = 0.0
+
+    @property
+    def own(self) -> float:
+        return self.total - self.model - self.execute
+
+
+class _Bookkeeper:
+    """What both drivers do around each action: tell the reporter, keep time."""
+
+    def __init__(self, reporter: Reporter | None, timings: Timings | None) -> None:
+        self.report = reporter or SilentReporter()
+        self.timings = timings if timings is not None else Timings()
+        self.started = time.perf_counter()
+        self.t0 = 0.0
+
+    def begin(self, action: CallModel | Execute) -> None:
+        if isinstance(action, CallModel):
+            self.report.model_started(action)
+        else:
+            self.report.executing(action)
+        self.t0 = time.perf_counter()
+
+    def model_done(self) -> None:
+        self.timings.model += time.perf_counter() - self.t0
+        self.report.model_finished()
+
+    def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
+        self.timings.execute += time.perf_counter() - self.t0
+        self.report.executed(action, result)
+        return result
+
+    def close(self) -> None:
+        self.timings.total += time.perf_counter() - self.started
+
+
+class Approver(Protocol):
+    """Asks a person; ``AsyncApprover`` is the same with ``aapprove``."""
+
+    def approve(self, request: AskApproval) -> Approval: ...
+
+
+class AsyncApprover(Protocol):
+    async def aapprove(self, request: AskApproval) -> Approval: ...
+
+
+NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with "
+                 "%config AICISettings.allow, --yes, or policy 'auto'")
+UNSUPPORTED = TransactionReport(supported=False)
+_UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
+
+
+def _undo_method(action: Any) -> str:
+    return {Checkpoint: "checkpoint", Rollback: "rollback", Commit: "commit"}[type(action)]
+
+
+def _sync_other(action: Any, executor: Any, approver: Any, report: Reporter) -> Any:
+    """Actions other than calling the model and executing code."""
+    if isinstance(action, _UNDO_ACTIONS):
+        method = getattr(executor, _undo_method(action), None)
+        if method is None:
+            return None if isinstance(action, Commit) else UNSUPPORTED
+        return method(action.code) if isinstance(action, Checkpoint) else method()
+    if isinstance(action, AskApproval):
+        return approver.approve(action) if approver is not None else Approval(False, NOBODY_TO_ASK)
+    if isinstance(action, Install):
+        install = getattr(executor, "install", None)
+        return install(action.package) if install is not None else None
+    report.notice(action)
+    return None
+
+
+async def _async_other(action: Any, executor: Any, approver: Any, report: Reporter) -> Any:
+    if isinstance(action, AskApproval) and approver is not None and hasattr(approver, "aapprove"):
+        return await approver.aapprove(action)
+    name = {Install: "install"}.get(type(action)) or (
+        _undo_method(action) if isinstance(action, _UNDO_ACTIONS) else "")
+    coroutine = getattr(executor, f"a{name}", None) if name else None
+    if coroutine is None:
+        return _sync_other(action, executor, approver, report)
+    args = (action.code,) if isinstance(action, Checkpoint) else (
+        (action.package,) if isinstance(action, Install) else ())
+    result = coroutine(*args)
+    return await result if inspect.isawaitable(result) else result
+
+
+def drive(loop: LoopGen, model: ModelClient, executor: Executor,
+          reporter: Reporter | None = None, timings: Timings | None = None,
+          approver: Approver | None = None) -> Outcome:
+    """Run the loop to its end, blocking."""
+    book = _Bookkeeper(reporter, timings)
+    try:
+        action = next(loop)
+        while True:
+            result: Any = None
+            if isinstance(action, CallModel):
+                book.begin(action)
+                try:
+                    result = model.complete(action.messages, book.report.model_text)
+                finally:
+                    book.model_done()
+            elif isinstance(action, Execute):
+                book.begin(action)
+                try:
+                    result = book.executed(action, executor.execute(action.code))
+                except KeyboardInterrupt:
+                    # The loop answers with a Rollback, then re-raises once undone.
+                    action = loop.throw(KeyboardInterrupt())
+                    continue
+            else:
+                result = _sync_other(action, executor, approver, book.report)
+            action = loop.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        book.close()
+
+
+async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
+                 reporter: Reporter | None = None, timings: Timings | None = None,
+                 approver: Approver | AsyncApprover | None = None) -> Outcome:
+    """Run the loop to its end with asyncio: the same steps, awaited."""
+    book = _Bookkeeper(reporter, timings)
+    try:
+        action = next(loop)
+        while True:
+            result: Any = None
+            if isinstance(action, CallModel):
+                book.begin(action)
+                try:
+                    result = await model.acomplete(action.messages, book.report.model_text)
+                finally:
+                    book.model_done()
+            elif isinstance(action, Execute):
+                book.begin(action)
+                try:
+                    result = book.executed(action, await executor.aexecute(action.code))
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    # Undo the attempt before the cancellation goes on.
+                    rollback = loop.throw(KeyboardInterrupt())
+                    undone = await _async_other(rollback, executor, approver, book.report)
+                    with contextlib.suppress(KeyboardInterrupt):
+                        loop.send(undone)
+                    raise
+            else:
+                started = time.perf_counter()
+                result = await _async_other(action, executor, approver, book.report)
+                if isinstance(action, _UNDO_ACTIONS):
+                    # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
+                    book.timings.execute += time.perf_counter() - started
+            action = loop.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        book.close()

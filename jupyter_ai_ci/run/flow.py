@@ -1,0 +1,100 @@
+"""A run from start to end: ask the kernel, drive the loop, record the outcome.
+
+Written twice on purpose, in a dozen lines each: blocking for the magic
+(inside a kernel whose event loop is already running) and with asyncio for
+the server and the command line.  Everything they share is in ``Run``.
+
+How the kernel is asked differs: the magic runs in it (``InProcessKernel``);
+the others evaluate a user expression in it (``RemoteKernel``), and when the
+kernel cannot answer (busy, or jupyter_ai_ci missing from its environment)
+the run goes on with the driver's own cells and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from jupyter_ai_ci.context import snapshot
+from jupyter_ai_ci.context.privacy import secret_values
+from jupyter_ai_ci.context.snapshot import Query, Snapshot
+from jupyter_ai_ci.events import Notice
+from jupyter_ai_ci.executors import AsyncExecutor, Executor
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
+from jupyter_ai_ci.run.request import Result, Run
+
+# Evaluates one user expression in the kernel; the ``user_expressions`` entry of the reply.
+Evaluate = Callable[[str], Awaitable[dict[str, Any]]]
+KERNEL_TIMEOUT = 10.0  # seconds the kernel may take to describe itself before we go on without it
+
+
+class InProcessKernel:
+    """The kernel the magic runs in: read directly, secrets re-read before each model call."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def snapshot(self, query: Query) -> Snapshot:
+        return snapshot.take(self.shell, query)
+
+    def secrets(self) -> Sequence[str]:
+        # Secrets the generated code creates mid-run count too.
+        return secret_values(self.shell.user_ns, os.environ)
+
+
+class RemoteKernel:
+    """A kernel reached over the messaging protocol (the sidebar's, the command line's)."""
+
+    def __init__(self, evaluate: Evaluate, timeout: float = KERNEL_TIMEOUT) -> None:
+        self.evaluate = evaluate
+        self.timeout = timeout
+
+    async def asnapshot(self, query: Query) -> Snapshot:
+        try:
+            reply = await asyncio.wait_for(self.evaluate(snapshot.expression(query)), self.timeout)
+            return snapshot.from_reply(reply)
+        except asyncio.TimeoutError:
+            note = "the kernel is busy, so the model was not told about its variables"
+        except Exception as exc:  # noqa: BLE001 - any failure degrades to the driver's cells
+            note = f"the kernel could not describe its variables ({str(exc)[:200]})"
+        return snapshot.without_kernel(query, note)
+
+
+def _said(reporter: Reporter | None, found: Snapshot) -> None:
+    if found.note and reporter is not None:
+        reporter.notice(Notice("context", found.note))
+
+
+def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Reporter | None = None,
+             approver: Approver | None = None, timings: Timings | None = None,
+             notebook: Sequence[Any] | None = None) -> Result:
+    run.check()
+    timings = timings if timings is not None else Timings()
+    started = time.perf_counter()
+    found = kernel.snapshot(replace(run.query(), notebook=tuple(notebook) if notebook is not None else None))
+    timings.total += time.perf_counter() - started  # building the context is our own time too
+    _said(reporter, found)
+    loop, model = run.start(found, kernel.secrets)
+    asker = run.approver(approver)
+    outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker)  # type: ignore[arg-type]
+    return run.finish(outcome, timings)
+
+
+async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, reporter: Reporter | None = None,
+                    approver: Approver | AsyncApprover | None = None, timings: Timings | None = None,
+                    notebook: Sequence[Any] | None = None) -> Result:
+    run.check()
+    timings = timings if timings is not None else Timings()
+    started = time.perf_counter()
+    found = await kernel.asnapshot(replace(run.query(), notebook=tuple(notebook) if notebook is not None else None))
+    spent = time.perf_counter() - started  # a round trip to the kernel: kernel time, not our overhead
+    timings.total += spent
+    timings.execute += spent
+    _said(reporter, found)
+    loop, model = run.start(found)
+    outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver))
+    return run.finish(outcome, timings)

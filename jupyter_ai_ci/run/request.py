@@ -1,0 +1,156 @@
+"""One request, the same for every driver: the guarantees around the loop.
+
+``Run`` owns what must not depend on where the user typed: the settings the
+loop obeys (policy, approval, install, budgets), the replay lookup and
+record, the model client that masks every message, the conversation, usage
+and provenance.  A driver makes a ``Run``, hands it a snapshot of the kernel
+and its executor, reporter and approver (``run.flow``), and presents the
+``Result``; it decides nothing that this module decides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.context.privacy import MaskingClient, mask_secrets, secret_values
+from jupyter_ai_ci.context.snapshot import Query, Snapshot
+from jupyter_ai_ci.core.loop import agent_loop
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.core.usage import Entry
+from jupyter_ai_ci.errors import UsageProblem
+from jupyter_ai_ci.events import CallModel, LoopGen, Message, Outcome
+from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.notebook.replay import (
+    Record,
+    ReplayStore,
+    earlier_requests,
+    record_from_outcome,
+    replay_key,
+    replaying,
+)
+from jupyter_ai_ci.notebook.sinks import provenance
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
+from jupyter_ai_ci.run.session import KEEPABLE, Session
+from jupyter_ai_ci.safety.approval import GrantAll
+from jupyter_ai_ci.safety.policy import PolicySettings
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose for this request (``%%ask`` flags, panel fields, CLI options)."""
+
+    retries: int | None = None  # None: the settings' value
+    steps: int | None = None
+    run: bool = True
+    model: str | None = None
+    regenerate: bool = False  # skip the replay record
+    new: bool = False  # forget the earlier exchanges first
+    yes: bool = False  # approve what the policy would ask about
+
+
+@dataclass
+class Result:
+    outcome: Outcome
+    endpoint: Endpoint
+    provenance: dict[str, Any]  # cell metadata for the generated cells
+    usage: Entry  # this request's line in the session's usage
+    replayed: bool
+    timings: Timings = field(default_factory=Timings)
+
+
+class Run:
+    def __init__(self, session: Session, request: str, options: Options = Options(), *, thread: str = "",
+                 replay_dir: str | os.PathLike[str] | None = None, source: str = "",
+                 say: Callable[[str], None] = lambda text: None) -> None:
+        self.request = request.strip()
+        if not self.request:
+            raise UsageProblem("the request is empty: say what you want done")
+        self.session, self.options, self.thread, self.source = session, options, thread, source
+        s = session.settings
+        if options.new:
+            session.conversation(thread).clear()
+        self.settings = LoopSettings(
+            retries=s.retries if options.retries is None else options.retries,
+            steps=s.steps if options.steps is None else options.steps,
+            run=options.run,
+            max_output_chars=s.max_output_chars,
+            max_traceback_chars=s.max_output_chars * 2,
+            policy=PolicySettings(s.policy, tuple(s.allow), tuple(s.deny)),  # type: ignore[arg-type]
+            token_budget=session.token_budget(),
+            install_missing=s.install_missing,
+        )
+        self.endpoint, self.client = session.model(options.model, say)
+        # Replay records live beside the notebook; a driver that knows no folder keeps none.
+        self.store = ReplayStore(Path(replay_dir) / s.replay_file) if replay_dir is not None and s.replay else None
+        self.record: Record | None = None
+        self.key = ""
+        self.secrets: tuple[str, ...] = ()
+
+    def check(self) -> None:
+        """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
+        self.endpoint.check()  # a local model's endpoint is always set
+
+    def query(self) -> Query:
+        """What to ask the kernel for (``context.snapshot``)."""
+        s = self.session.settings
+        return Query(self.request, tuple(self.session.conversation(self.thread)), s.max_context_tokens,
+                     tuple(s.context_exclude))
+
+    def approver(self, asker: Approver | AsyncApprover | None) -> Approver | AsyncApprover | None:
+        return GrantAll() if self.options.yes else asker
+
+    def _known(self, snapshot: Snapshot, live: Callable[[], Sequence[str]] | None) -> Callable[[], Sequence[str]]:
+        # The kernel's secrets (live in the magic, as of the snapshot elsewhere), this
+        # process's environment, and the key the client itself sends.
+        fixed = (*snapshot.secrets, *secret_values({}, os.environ),
+                 *((self.endpoint.api_key,) if self.endpoint.api_key else ()))
+        if live is None:
+            return lambda: fixed
+        return lambda: (*live(), *fixed)
+
+    def start(self, snapshot: Snapshot, live_secrets: Callable[[], Sequence[str]] | None = None
+              ) -> tuple[LoopGen, MaskingClient]:
+        """The loop to drive (answered from the replay record when there is one) and the
+        model client that masks every message it sends."""
+        self.secrets = tuple(self._known(snapshot, live_secrets)())
+        conversation = self.session.conversation(self.thread)
+        self.key = replay_key(self.request, {"steps": self.settings.steps, "run": self.settings.run},
+                              self.endpoint.model, snapshot.named, earlier_requests(self.request, conversation))
+        if self.store is not None and not self.options.regenerate:
+            self.record = self.store.get(self.key)
+        loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
+        if self.record is not None:
+            loop = replaying(loop, self.record)
+        return loop, MaskingClient(self.client, self._known(snapshot, live_secrets))
+
+    def preview(self, snapshot: Snapshot) -> tuple[list[Message], str]:
+        """Exactly what the first request would send, masked, and why it would stop instead (if so)."""
+        loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
+        known = self._known(snapshot, None)()
+        try:
+            action = next(loop)
+            loop.close()
+            messages = list(action.messages) if isinstance(action, CallModel) else []
+            stopped = ""
+        except StopIteration as stop:  # e.g. the token budget would refuse the request
+            messages, stopped = list(stop.value.messages), stop.value.reason or stop.value.status
+        return [Message(m.role, mask_secrets(m.content, known)) for m in messages], stopped
+
+    def finish(self, outcome: Outcome, timings: Timings | None = None) -> Result:
+        """Record the outcome: usage, the replay record, the conversation, provenance."""
+        # Replayed: answered from the record alone (a failed replay goes live, and is not).
+        replayed = self.record is not None and outcome.requests == 0
+        entry = self.session.usage.add(self.request, self.endpoint.model, outcome, replayed=replayed)
+        # A secret typed into the request is masked at rest too (the record, the cell metadata).
+        shown = mask_secrets(self.request, self.secrets)
+        if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
+            self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
+        self.session.remember(self.thread, self.request, outcome)
+        meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
+        if self.source:
+            meta["source"] = self.source
+        return Result(outcome, self.endpoint, meta, entry, replayed, timings or Timings())

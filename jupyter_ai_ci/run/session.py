@@ -1,0 +1,77 @@
+"""What lasts between the requests of one driver: conversations, usage, model clients.
+
+A driver keeps one ``Session``: the magic one per kernel, the sidebar one per
+panel, the command line one per command.  Conversations are kept per thread
+(the sidebar's notebook path; the magic and the command line use one each),
+so follow-ups ("now plot it") see the earlier exchange wherever they are typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.core.usage import UsageLog
+from jupyter_ai_ci.errors import BudgetExceeded
+from jupyter_ai_ci.events import Message, Outcome
+from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, ModelClient, OpenAIClient
+
+# Outcomes worth remembering and replaying: not failures, refusals or budget stops.
+KEEPABLE = ("success", "answered", "not-run")
+CONVERSATION_TURNS = 3  # earlier exchanges sent with a request
+
+
+class Session:
+    def __init__(self, settings: AICISettings,
+                 fixed_model: tuple[Endpoint, ModelClient | AsyncModelClient] | None = None) -> None:
+        self.settings = settings
+        self.fixed_model = fixed_model  # a benchmark's shared client: every request uses it
+        self.usage = UsageLog()
+        self._conversations: dict[str, list[Message]] = {}
+        self._clients: dict[Endpoint, OpenAIClient] = {}
+
+    def conversation(self, thread: str = "") -> list[Message]:
+        return self._conversations.setdefault(thread, [])
+
+    def remember(self, thread: str, request: str, outcome: Outcome) -> None:
+        """Keep the request and what worked (the code, or the answer in words)."""
+        if outcome.status not in KEEPABLE:
+            return
+        code = "\n\n".join(c.code for c in outcome.cells)
+        answer = f"```python\n{code}\n```" if code else outcome.answer
+        history = self.conversation(thread)
+        history += [Message("user", request), Message("assistant", answer.strip())]
+        del history[: -2 * CONVERSATION_TURNS]
+
+    def token_budget(self) -> int:
+        """The smaller of the per-request budget and what the session has left (0: none)."""
+        s = self.settings
+        limits = [s.max_tokens_per_request] if s.max_tokens_per_request else []
+        if s.max_tokens_per_session:
+            _, prompt, completion = self.usage.total()
+            left = s.max_tokens_per_session - prompt - completion
+            if left <= 0:
+                raise BudgetExceeded(
+                    f"the session's token budget ({s.max_tokens_per_session}) is spent "
+                    f"({prompt + completion} used); raise AICISettings.max_tokens_per_session "
+                    "or start a new session")
+            limits.append(left)
+        return min(limits) if limits else 0
+
+    def model(self, name: str | None, say: Callable[[str], None]) -> tuple[Endpoint, ModelClient | AsyncModelClient]:
+        """The endpoint and its client: as configured, or the managed local model when
+        nothing is configured and the ``[local]`` extra is installed.  Starts and checks
+        nothing: ``Run.check`` says when no endpoint is configured."""
+        from jupyter_ai_ci.model import local  # starts processes; only when a request needs a model
+
+        if self.fixed_model is not None:
+            return self.fixed_model
+        endpoint = Endpoint.from_settings(self.settings, model=name)
+        path = local.target(endpoint, self.settings.local_fallback)
+        if path is not None:
+            client = local.LocalClient(endpoint, path, say)
+            return client.endpoint, client
+        # One client per endpoint: the SDK's connection pool is reused across requests.
+        if endpoint not in self._clients:
+            self._clients[endpoint] = OpenAIClient(endpoint)
+        return endpoint, self._clients[endpoint]

@@ -1,0 +1,57 @@
+"""Asking a person before flagged code runs, from inside a running cell.
+
+While a cell runs the kernel does not process widget events, so Approve /
+Reject buttons would need polling for UI events.  ``input()`` over the
+kernel's stdin channel needs none of that and works in JupyterLab, Notebook,
+VS Code and the terminal.  When the frontend has no stdin (a headless run
+with nbclient, ``allow_stdin=False``) or stdin is closed, the answer is an
+immediate refusal: never a wait nobody can answer.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from jupyter_ai_ci.events import Approval, AskApproval
+
+NO_STDIN = ("needs approval, but nobody can be asked here (this frontend has no stdin); "
+            "use --yes, the allow list, or %config AskMagics.policy = 'auto'")
+
+
+class GrantAll:
+    """``--yes``: the user approved up front."""
+
+    def approve(self, request: AskApproval) -> Approval:
+        return Approval(True, "--yes")
+
+
+class StdinApprover:
+    def __init__(self, shell: Any, say: Callable[[str], None]) -> None:
+        self.shell = shell
+        self.say = say
+
+    def can_ask(self) -> bool:
+        kernel = getattr(self.shell, "kernel", None)
+        return kernel is None or bool(getattr(kernel, "_allow_stdin", True))
+
+    def approve(self, request: AskApproval) -> Approval:
+        if not self.can_ask():
+            return Approval(False, NO_STDIN)
+        if request.kind == "install":
+            self.say(f"⚠ {request.reasons[0]}: {request.code[0]}\n")
+            prompt = "Install it? [y/N] "
+        else:
+            self.say(f"⚠ attempt {request.attempt} needs approval:\n")
+            for reason in request.reasons:
+                self.say(f"   - {reason}\n")
+            prompt = "Run this code? [y/N] "
+        try:
+            answer = builtins.input(prompt)
+        except (EOFError, OSError, RuntimeError) as exc:
+            # ipykernel raises StdinNotImplementedError (a RuntimeError) without stdin.
+            return Approval(False, f"{NO_STDIN} ({type(exc).__name__})")
+        if answer.strip().lower() in ("y", "yes"):
+            return Approval(True, "approved")
+        return Approval(False, "rejected by the user")

@@ -1,0 +1,77 @@
+"""Transactions for executors that drive a kernel from outside.
+
+The CLI's kernel executor and the sidebar's frontend executor send code to a
+kernel; they cannot hold Python objects in it.  They send an
+``execute_request`` with empty code and one user expression built by
+``expression(...)``; the kernel (which has jupyter_ai_ci in its environment)
+runs ``kernel_side`` and answers with JSON that ``parse`` turns back into a
+``TransactionReport``.  The snapshot lives in the kernel, on the shell.
+
+    kc.execute("", silent=True, user_expressions={"tx": expression("checkpoint", code)})
+    report = parse(reply["content"]["user_expressions"]["tx"])
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from jupyter_ai_ci.events import TransactionReport
+from jupyter_ai_ci.safety.transaction import Transaction
+
+ATTRIBUTE = "_jupyter_ai_ci_transaction"
+LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last exception, as at the checkpoint
+_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
+
+
+def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30) -> str:
+    """The user expression that performs ``op`` (checkpoint, rollback, commit) in the kernel."""
+    request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes})
+    return f"__import__('jupyter_ai_ci.safety.remote', fromlist=['_']).kernel_side({request!r})"
+
+
+def kernel_side(request: str) -> str:
+    """Runs inside the kernel."""
+    from IPython.core.getipython import get_ipython
+
+    # Any: IPython 8 leaves get_ipython untyped, IPython 9 types it as possibly None.
+    shell: Any = get_ipython()  # type: ignore[no-untyped-call]
+    args = json.loads(request)
+    tx: Transaction | None = getattr(shell, ATTRIBUTE, None)
+    if tx is None or tx.ns is not shell.user_ns:
+        tx = Transaction(shell.user_ns, args["max_bytes"])
+        setattr(shell, ATTRIBUTE, tx)
+    if args["op"] == "checkpoint":
+        tx.max_bytes = args["max_bytes"]
+        report = tx.begin(args["code"])
+        setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
+    elif args["op"] == "rollback":
+        report = tx.rollback()
+        # The failed attempt's exception is not the user's: the next request's context
+        # must still tell the user's own last error (context/last_error.py), not ours.
+        for name, value in (getattr(shell, LAST_ERROR, None) or {}).items():
+            if value is None:
+                if hasattr(sys, name):
+                    delattr(sys, name)
+            else:
+                setattr(sys, name, value)
+    else:
+        tx.commit()
+        report = TransactionReport()
+    return json.dumps(asdict(report))
+
+
+def parse(user_expression: dict[str, Any]) -> TransactionReport:
+    """The report from a user_expressions entry; "cannot undo" when the kernel could not."""
+    if user_expression.get("status") != "ok":
+        return TransactionReport(supported=False)
+    try:
+        data = json.loads(ast.literal_eval(user_expression["data"]["text/plain"]))
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return TransactionReport(**fields)  # type: ignore[arg-type]
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return TransactionReport(supported=False)

@@ -1,0 +1,113 @@
+"""One run for every driver: the same scenarios through ``%%ask``, the sidebar and
+``jupyter ai-ci run``, against one scripted OpenAI server.
+
+Each scenario asserts that the three drivers sent the model the same things, masked alike
+(the same request text, the same error text in the fix), leaked none of the planted
+secrets, recorded the same replay record and reported the same usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+from . import three
+from .conftest import ENV_SECRETS
+
+# In the notebook: data, and two secrets held in variables (values shaped like nothing known).
+SETUP = [
+    "import pandas as pd\nsales = pd.DataFrame({'price': [1.5, 2.5, 4.0], 'region': ['north', 'south', 'north']})",
+    'aws_secret = "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX"\napi_token = "tokLive51HxQ2eZvKYlo2C8Nf3Ri"',
+]
+TYPED = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # typed into the request by mistake
+SECRETS = [*ENV_SECRETS.values(), "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX", "tokLive51HxQ2eZvKYlo2C8Nf3Ri", TYPED]
+TOKENS = (100, 20)  # every scripted reply reports this usage, so totals compare across drivers
+
+
+def py(code: str, **kwargs: Any) -> Reply:
+    return Reply(f"Here:\n```python\n{code}\n```", tokens=TOKENS, **kwargs)
+
+
+async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[Any, Any, Any, Path],
+                       setup: list[str], request: str, replies: list[Reply],
+                       probe: tuple[str, ...] = ()) -> list[three.Seen]:
+    jp_fetch, jp_ws_fetch, jp_serverapp, root = jp
+    seen = [await three.magic(server, tmp_path / "magic", setup, request, replies, probe)]
+    seen.append(await three.sidebar(server, jp_fetch, jp_ws_fetch, jp_serverapp, root, setup, request, replies,
+                                    probe))
+    seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", setup, request, replies))
+    return seen
+
+
+def request_section(seen: three.Seen) -> str:
+    """The request as the model got it (after the context), from the first request."""
+    first_user = next(m["content"] for m in seen.requests[0]["messages"] if m["role"] == "user")
+    return str(first_user).split("## Request\n", 1)[1]
+
+
+async def test_a_retry_that_needs_the_keyerror_text_leaks_no_secret(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    request = f"Total price of all sales. (My GitHub token is {TYPED}, keep it out of the code.)"
+    replies = [py("total = sales['Price'].sum()\ntotal"),
+               py("total = sales['price'].sum()\nprint(total)", require="KeyError: 'Price'")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, request, replies)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert len(s.requests) == 2, s.driver
+        everything = json.dumps(s.requests)
+        leaked = [secret for secret in SECRETS if secret in everything]
+        assert leaked == [], (s.driver, leaked)
+        first, fix = s.texts()
+        assert "sales: pandas.DataFrame 3 rows × 2 columns" in first, s.driver
+        assert "KeyError: 'Price'" in fix and "total = sales['Price'].sum()" in fix, s.driver
+        assert s.usage == (2, 200, 40), s.driver
+        [record] = s.records
+        assert TYPED not in json.dumps(record), s.driver  # not at rest either
+        assert (record["requests"], record["prompt_tokens"], record["completion_tokens"]) == (2, 200, 40)
+        # The failed attempt's KeyError is not left behind as "the user's last error".
+        assert "Price" not in s.last_error, s.driver
+    assert len({request_section(s) for s in seen}) == 1  # masked alike
+    assert "***" in request_section(seen[0])
+    assert len({s.records[0]["key"] for s in seen}) == 1  # the same replay key from the same state
+    assert len({json.dumps(s.records[0]["replies"]) for s in seen}) == 1
+
+
+async def test_fix_the_cell_above_sends_the_users_own_traceback(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    broken = "by_region = sales.groupby('region')['price'].sum()\nshare = sales['Revenue'] / by_region.sum()"
+    replies = [py("share = sales['price'] / sales['price'].sum()\nshare", require="KeyError: 'Revenue'")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              [*SETUP, broken], "fix the cell above", replies)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        [first] = s.texts()
+        # The traceback of the user's own cell, its failing line, unmasked; no secret.
+        assert "Traceback" in first and "KeyError: 'Revenue'" in first, s.driver
+        assert "share = sales['Revenue'] / by_region.sum()" in first, s.driver
+        assert [x for x in SECRETS if x in first] == [], s.driver
+        assert s.usage == (1, 100, 20), s.driver
+    assert len({s.records[0]["key"] for s in seen}) == 1
+
+
+async def test_retries_exhausted_leave_nothing_behind_and_count_every_request(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    replies = [py("a = 1\nb = a / 0"), py("c = undefined_name"), py("d = [1][3]")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "divide things", replies, probe=("a", "b", "c", "d"))
+    for s in seen:
+        assert s.status == "failed", (s.driver, s.message)
+        assert "gave up after 3 attempts" in s.message.lower(), s.driver
+        assert "IndexError: list index out of range" in s.message, s.driver
+        assert s.usage == (3, 300, 60), s.driver  # failed requests cost tokens too
+        assert s.records == [], s.driver  # nothing worth replaying
+        assert s.names == [], s.driver  # every failed attempt was undone
+        fixes = s.texts()[1:]
+        assert "ZeroDivisionError" in fixes[0] and "NameError" in fixes[1], s.driver

@@ -1,0 +1,101 @@
+"""The shared run, in memory: a scripted model, a namespace as the kernel, no I/O but the replay file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.context.build import Context
+from jupyter_ai_ci.context.snapshot import Snapshot
+from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
+from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
+from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.session import Session
+
+SECRET = "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX"
+
+
+class NamespaceExecutor:
+    """Runs code with exec in a dict: enough for the run's bookkeeping."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, object] = {}
+
+    def execute(self, code: str) -> ExecutionResult:
+        try:
+            exec(code, self.ns)  # noqa: S102 - scripted test code
+        except Exception as exc:  # noqa: BLE001
+            return ExecutionResult(error=ErrorInfo(type(exc).__name__, str(exc), f"{type(exc).__name__}: {exc}"))
+        return ExecutionResult()
+
+
+def session(*replies: str, **settings: object) -> tuple[Session, ScriptedClient]:
+    client = ScriptedClient(replies)
+    return Session(AICISettings(**settings), (Endpoint("scripted", base_url="http://x/v1"), client)), client
+
+
+def snapshot(run: Run | None = None) -> Snapshot:
+    """What the kernel would answer: here, the run's conversation fitted whole."""
+    history = run.query().conversation if run is not None else ()
+    return Snapshot(Context("ctx", history, 1, 3000, "estimate"), ("x: int = 1",), (SECRET,))
+
+
+def ask(s: Session, request: str, folder: Path | None, options: Options | None = None) -> Run:
+    run = Run(s, request, options or Options(), replay_dir=folder, source="test")
+    loop, model = run.start(snapshot(run))
+    run.finish(drive(loop, model, NamespaceExecutor()))
+    return run
+
+
+def test_a_second_run_replays_without_the_model_and_nothing_secret_is_stored(tmp_path: Path) -> None:
+    s, client = session("```python\ny = 2\n```", "```python\ny = 3\n```")
+    first = ask(s, f"set y (token {SECRET})", tmp_path)
+    assert len(client.requests) == 1 and SECRET not in json.dumps([m.content for m in client.requests[0]])
+    stored = (tmp_path / ".jupyter-ai-ci-replay.json").read_text()
+    assert SECRET not in stored and "set y (token ***)" in stored
+    again = ask(s, f"set y (token {SECRET})", tmp_path)
+    assert len(client.requests) == 1  # answered from the record
+    assert again.key == first.key and s.usage.entries[-1].replayed
+    fresh = ask(s, f"set y (token {SECRET})", tmp_path, Options(regenerate=True))
+    assert fresh.record is None and len(client.requests) == 2
+
+
+def test_usage_and_the_conversation_are_the_sessions(tmp_path: Path) -> None:
+    s, client = session("```python\ny = 1 / 0\n```", "```python\ny = 2\n```", "All good.", "Fresh.")
+    ask(s, "set y", None)
+    assert s.usage.total()[0] == 2 and [m.role for m in s.conversation()] == ["user", "assistant"]
+    ask(s, "what is y?", None)
+    assert client.requests[-1][1].content == "set y" and s.usage.total()[0] == 3
+    ask(s, "again", None, Options(new=True))  # --new / New chat: no earlier exchange sent
+    assert [m.role for m in client.requests[-1]] == ["system", "user"]
+
+
+def test_preview_shows_the_masked_request_and_sends_nothing(tmp_path: Path) -> None:
+    s, client = session()
+    messages, stopped = Run(s, f"use {SECRET}", replay_dir=tmp_path).preview(snapshot())
+    assert stopped == "" and SECRET not in messages[-1].content and "use ***" in messages[-1].content
+    assert client.requests == []
+
+
+def test_a_replay_whose_budget_is_spent_stops_cleanly(tmp_path: Path) -> None:
+    s, client = session("```python\ny = 2\n```")
+    ask(s, "set y", tmp_path)
+    tight = Session(AICISettings(max_tokens_per_request=5), s.fixed_model)
+    run = Run(tight, "set y", replay_dir=tmp_path)
+    loop, model = run.start(snapshot())
+    assert run.record is not None
+    assert drive(loop, model, NamespaceExecutor()).status == "over-budget"
+
+
+def test_bad_requests_and_no_endpoint_say_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UsageProblem, match="the request is empty"):
+        Run(Session(AICISettings()), "   ")
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(NoEndpoint, match="OPENAI_API_KEY"):
+        Run(Session(AICISettings(local_fallback=False)), "hi").check()
