@@ -21,9 +21,13 @@ def make_notebook(lab: dict[str, Any], name: str, sources: list[str]) -> str:
     return name
 
 
-def open_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
-    page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+def open_notebook(page: Any, lab: dict[str, Any], name: str, notebook7: bool = False) -> None:
+    """Open ``name`` in JupyterLab, or in Notebook 7's single-document page, and wait for its kernel."""
+    if notebook7:
+        page.goto(f"{lab['url']}/notebooks/{name}")
+    else:
+        page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     deadline = time.monotonic() + 60
     while not kernel_of(lab, name):

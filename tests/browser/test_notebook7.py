@@ -3,11 +3,10 @@ sidebar there, hidden until the user opens it from View > Right Sidebar."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
-from labutil import ARTIFACTS, kernel_of, make_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
 from test_provenance import save, saved_cells
 from test_sidebar import ask
 
@@ -16,21 +15,11 @@ from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 pytest.importorskip("notebook", minversion="7")
 
 
-def open_in_notebook7(page: Any, lab: dict[str, Any], name: str) -> None:
-    page.goto(f"{lab['url']}/notebooks/{name}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    deadline = time.monotonic() + 60
-    while not kernel_of(lab, name):
-        assert time.monotonic() < deadline, "Notebook 7 started no kernel"
-        time.sleep(0.2)
-    wait_idle(page)
-
-
 def test_chat_panel_in_notebook7(page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
     model.script(Reply("Squaring it:\n```python\nprint('x squared is', x ** 2)\n```", tokens=(300, 20)))
     (lab["root"] / "notebook7").mkdir(exist_ok=True)  # its own replay records
     name = make_notebook(lab, "notebook7/nb7.ipynb", ["x = 5"])
-    open_in_notebook7(page, lab, name)
+    open_notebook(page, lab, name, notebook7=True)
     page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Control+Enter")
     page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=0 >> .jp-InputPrompt:has-text('[1]')")
