@@ -250,12 +250,17 @@ def _error_text(shell: Any, request: str, exclude: Sequence[str], secrets: Seque
         error = last_error(shell, secrets)
     except Exception:  # noqa: BLE001 -- a hostile exception must not cost the user the whole request
         return ""
-    count = getattr(shell, "execution_count", None)
-    count = count if isinstance(count, int) else 0
     if error is None or _is_ask(error.source) or not without_excluded([CellRecord(error.source, "")], exclude):
         return ""
-    # A %%ask cell between the error and the running one (In [count - 1]) was told of it.
     raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-    asked = error.count is not None and isinstance(raw, list) and any(
-        isinstance(source, str) and _is_ask(source) for source in raw[error.count + 1:count - 1])
-    return error.render() if worth_telling(error, request, count, asked) else ""
+    if not isinstance(raw, list):
+        count = getattr(shell, "execution_count", None)
+        return error.render() if worth_telling(error, request, count if isinstance(count, int) else 0) else ""
+    # Counted from the history, not shell.execution_count (IPython 8 and 9 step it at different
+    # times): the %%ask running now is the history's last entry; from the server or the command
+    # line no cell is running.  A %%ask between the error and now was told of it already.
+    running = len(raw) - 1 if raw and isinstance(raw[-1], str) and _is_ask(raw[-1]) else len(raw)
+    asked = error.count is not None and any(
+        isinstance(source, str) and _is_ask(source) for source in raw[error.count + 1:running])
+    # len(raw): n + 1 while In [n] runs, and one past the last cell run when none does.
+    return error.render() if worth_telling(error, request, len(raw), asked) else ""
