@@ -5,5 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+source scripts/venv.sh
 python -m pip install -q --disable-pip-version-check -e ".[examples,local]"
 python examples/run_quickstart.py

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Set up and run every test: the README's test command, and what CI runs.
+# Everything is installed into the project's own .venv (scripts/venv.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +20,8 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
 # Builds the labextension too (node 20 + jlpm), and installs it with the
 # server extension's config into this environment.
-python -m pip install -q --disable-pip-version-check -e ".[test,local]"
+source scripts/venv.sh
+python -m pip install -q --disable-pip-version-check -c requirements/dev-constraints.txt -e ".[test,local]"
 python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
 # The layers contract and no import cycles (pyproject.toml [tool.importlinter]).
