@@ -254,6 +254,11 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
 
 
+def mask_messages(messages: Sequence[Message], known: Sequence[str] = ()) -> list[Message]:
+    """The messages as they may leave: every content masked (see ``mask_secrets``)."""
+    return [Message(m.role, mask_secrets(m.content, known)) for m in messages]
+
+
 class MaskingClient:
     """A model client that masks secrets in every message it sends.
 
@@ -268,8 +273,7 @@ class MaskingClient:
         self.known = known
 
     def _masked(self, messages: Sequence[Message]) -> list[Message]:
-        known = self.known()
-        return [Message(m.role, mask_secrets(m.content, known)) for m in messages]
+        return mask_messages(messages, self.known())
 
     def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None) -> ModelReply:
         reply: ModelReply = self.client.complete(self._masked(messages), on_text)

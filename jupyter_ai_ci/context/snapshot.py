@@ -20,7 +20,7 @@ import json
 import os
 import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,7 +142,3 @@ def from_reply(user_expression: Mapping[str, Any]) -> Snapshot:
 def _strings(items: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in items or ())
 
-
-def cells_of(items: Sequence[Mapping[str, Any]]) -> tuple[CellRecord, ...]:
-    """Cells from plain dicts (the panel's message, a notebook's cells), as the snapshot takes them."""
-    return tuple(CellRecord(str(c.get("source", "")), str(c.get("output", ""))) for c in items)

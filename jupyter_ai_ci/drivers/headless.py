@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jupyter_ai_ci.context.snapshot import cells_of
 from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
 from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors.connection import KernelConnection
@@ -96,9 +95,8 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
             failed = await _run_existing(nb, executor)
             if failed:
                 return RunResult(path, EXIT_EXISTING, failed, executions=executor.executions)
-        notebook = cells_of([{"source": c.source, "output": c.output} for c in cell_records(nb)])
         result = await run_async(run, RemoteKernel(executor.evaluate), executor, reporter, approver, timings,
-                                 notebook=notebook)
+                                 notebook=cell_records(nb))
     finally:
         try:
             await asyncio.shield(connection.shutdown())

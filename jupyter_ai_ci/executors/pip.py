@@ -27,9 +27,15 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 def judged(result: ExecutionResult) -> ExecutionResult:
     """``%pip`` reports a failed install in its output, not as an exception: make it one."""
     if result.ok and "ERROR:" in result.output:
-        line = next(x for x in result.output.splitlines() if "ERROR:" in x)
-        return ExecutionResult(output=result.output, error=ErrorInfo("InstallError", line.strip(), result.output))
+        return _failed(result.output)
     return result
+
+
+def _failed(output: str) -> ExecutionResult:
+    """A failed install, named by pip's ``ERROR:`` line (else its last line)."""
+    lines = output.strip().splitlines() or ["pip failed"]
+    line = next((x for x in lines if "ERROR:" in x), lines[-1])
+    return ExecutionResult(output=output, error=ErrorInfo("InstallError", line.strip()[:300], output))
 
 
 def expression(package: str) -> str:
@@ -63,8 +69,4 @@ def result_from_reply(user_expression: Mapping[str, Any]) -> ExecutionResult:
         output, ok = str(data.get("output", "")), data.get("ok") is True
     except (ValueError, SyntaxError, KeyError, TypeError, AttributeError):
         return ExecutionResult(error=ErrorInfo("InstallError", "the kernel's answer was unreadable", ""))
-    if ok:
-        return ExecutionResult(output=output)
-    lines = output.strip().splitlines() or ["pip failed"]
-    line = next((x for x in lines if "ERROR:" in x), lines[-1])
-    return ExecutionResult(output=output, error=ErrorInfo("InstallError", line.strip()[:300], output))
+    return ExecutionResult(output=output) if ok else _failed(output)

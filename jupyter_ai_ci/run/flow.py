@@ -70,12 +70,11 @@ def _said(reporter: Reporter | None, found: Snapshot) -> None:
 
 
 def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Reporter | None = None,
-             approver: Approver | None = None, timings: Timings | None = None,
-             notebook: Sequence[Any] | None = None) -> Result:
+             approver: Approver | None = None, timings: Timings | None = None) -> Result:
     run.check()
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
-    found = kernel.snapshot(replace(run.query(), notebook=tuple(notebook) if notebook is not None else None))
+    found = kernel.snapshot(run.query())
     timings.total += time.perf_counter() - started  # building the context is our own time too
     _said(reporter, found)
     loop, model = run.start(found, kernel.secrets)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.context.privacy import MaskingClient, mask_secrets, secret_values
+from jupyter_ai_ci.context.privacy import MaskingClient, mask_messages, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.core.loop import agent_loop
 from jupyter_ai_ci.core.settings import LoopSettings
@@ -130,7 +130,6 @@ class Run:
     def preview(self, snapshot: Snapshot) -> tuple[list[Message], str]:
         """Exactly what the first request would send, masked, and why it would stop instead (if so)."""
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
-        known = self._known(snapshot, None)()
         try:
             action = next(loop)
             loop.close()
@@ -138,7 +137,7 @@ class Run:
             stopped = ""
         except StopIteration as stop:  # e.g. the token budget would refuse the request
             messages, stopped = list(stop.value.messages), stop.value.reason or stop.value.status
-        return [Message(m.role, mask_secrets(m.content, known)) for m in messages], stopped
+        return mask_messages(messages, self._known(snapshot, None)()), stopped
 
     def finish(self, outcome: Outcome, timings: Timings | None = None) -> Result:
         """Record the outcome: usage, the replay record, the conversation, provenance."""
