@@ -9,6 +9,10 @@ instead of being syntax errors.
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 
@@ -56,20 +60,48 @@ def imported_aliases(tree: ast.AST) -> dict[str, str]:
     return aliases
 
 
+# Calls that name a module or attribute by a string: resolved when the string is a literal,
+# so ``importlib.import_module('os').system`` reads as ``os.system`` and is judged like it.
+_IMPORTERS = ("importlib.import_module", "__import__", "importlib.__import__")
+# Lookups in these by a literal key are the name itself: ``__builtins__['exec']`` is ``exec``.
+_NAMESPACES = ("builtins", "__builtins__", "sys.modules")
+
+
 def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
     """``os.path.join`` for an attribute chain; ``get_ipython().system`` for a call on
-    ``get_ipython()``; None for anything else (subscripts, calls on other results)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
+    ``get_ipython()``; ``os.system`` for ``getattr(os, 'system')``,
+    ``importlib.import_module('os').system`` or ``sys.modules['os'].system``;
+    None for anything else (other subscripts, calls on other results)."""
+    aliases = aliases or {}
     if isinstance(node, ast.Name):
-        base = (aliases or {}).get(node.id, node.id)
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
-        base = "get_ipython()"
-    else:
-        return None
-    return ".".join([base, *reversed(parts)])
+        return aliases.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value, aliases)
+        return None if base is None else _plain(f"{base}.{node.attr}")
+    if isinstance(node, ast.Subscript):
+        key = literal_str(node.slice)
+        base = dotted(node.value, aliases)
+        return key if key is not None and base in _NAMESPACES else None
+    if isinstance(node, ast.Call):
+        func = dotted(node.func, aliases)
+        first = literal_str(node.args[0]) if node.args else None
+        if func == "get_ipython" and not node.args:
+            return "get_ipython()"
+        if func in _IMPORTERS and first:
+            return first.split(".")[0] if func.endswith("__import__") else first  # __import__ returns the top
+        attr = literal_str(node.args[1]) if len(node.args) > 1 else None
+        if func == "getattr" and attr:
+            base = dotted(node.args[0], aliases)
+            return None if base is None else _plain(f"{base}.{attr}")
+    return None
+
+
+def _plain(name: str) -> str:
+    """``builtins.exec`` is the builtin ``exec``: one name for the scan's patterns to match."""
+    for prefix in ("builtins.", "__builtins__."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
 
 
 def root_name(node: ast.AST) -> str | None:
@@ -83,3 +115,111 @@ def literal_str(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
+
+
+# A format spec that only ever yields a number (``{i:02d}``, ``{x:.2f}``): no slash, no "..".
+_NUMERIC_SPEC = re.compile(r"[<>=^]?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bdoxXeEfFgGn%]")
+
+
+def literal_text(node: ast.AST | None, values: dict[str, ast.expr], hole: str | None = None) -> str | None:
+    """The string an expression will be, as far as reading the code tells.
+
+    Follows names bound once (``values``), f-strings and ``+``.  With ``hole`` unknown
+    parts become ``hole`` (``f"DROP TABLE {name}"`` reads ``DROP TABLE ?``), which is
+    enough to judge SQL; without it anything unknown makes the whole string unknown,
+    as a path must be.  None when nothing of it is known.
+    """
+    text = _text(node, values, hole, 0) if node is not None else None
+    return None if text is None or (hole is not None and text == hole) else text
+
+
+def _text(node: ast.AST, values: dict[str, ast.expr], hole: str | None, depth: int) -> str | None:
+    if depth > 8:  # a = b; b = a + 'x' ... cannot loop, but a long chain is not worth following
+        return hole
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in values:
+        return _text(values[node.id], values, hole, depth + 1)
+    if isinstance(node, ast.FormattedValue):
+        spec = _text(node.format_spec, values, None, depth + 1) if node.format_spec else None
+        if spec and _NUMERIC_SPEC.fullmatch(spec):
+            return "0"
+        return _text(node.value, values, hole, depth + 1)
+    if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        parts = node.values if isinstance(node, ast.JoinedStr) else [node.left, node.right]
+        texts = [_text(p, values, hole, depth + 1) for p in parts]
+        return None if any(t is None for t in texts) else "".join(t for t in texts if t is not None)
+    if hole is not None and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _text(node.left, values, hole, depth + 1)  # "... %s" % x: the template tells
+    if hole is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "format":
+        return _text(node.func.value, values, hole, depth + 1)
+    return hole
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the names in a request's code stand for, as far as reading it tells."""
+    aliases: dict[str, str]  # name -> dotted origin: imports, and names bound once to a module or function
+    values: dict[str, ast.expr]  # names bound exactly once -> the expression bound
+
+
+# Names a builtin function keeps when it is assigned to another name (``e = eval``).
+_BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr",
+                                "exit", "quit", "get_ipython()"})
+
+
+_CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
+
+
+def scope_of(trees: Sequence[ast.Module]) -> Scope:
+    """One scope for all of an attempt's blocks: they run one after another in one namespace."""
+    module = ast.Module(body=[stmt for tree in trees for stmt in tree.body], type_ignores=[])
+    aliases = imported_aliases(module)
+    values = single_bindings(module)
+    # Generated code often uses the kernel's own ``pd``/``np``/``plt`` without importing them.
+    names = [n for n in ast.walk(module) if isinstance(n, ast.Name)]
+    bound = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
+    used = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
+    for name, origin in _CONVENTIONAL.items():
+        if name in used and name not in aliases:
+            aliases[name] = origin
+    # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,
+    # ``m = importlib.import_module('os')``.  Repeat so aliases of aliases resolve in any order.
+    for _ in range(3):
+        modules = {v.split(".")[0] for v in aliases.values()} | _BUILTIN_CALLABLES
+        for name, value in values.items():
+            target = dotted(value, aliases)
+            if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
+                aliases[name] = target
+    return Scope(aliases, values)
+
+
+def single_bindings(tree: ast.AST) -> dict[str, ast.expr]:
+    """Names bound exactly once in the code, by ``name = expr`` or ``with expr as name``.
+
+    A name bound twice, by a loop, an argument, an import or unpacking could hold anything
+    when it is used, so it is left out and its uses count as computed.
+    """
+    counts: Counter[str] = Counter()
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] += 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] += 1
+        elif isinstance(node, ast.alias):
+            counts[(node.asname or node.name).split(".")[0]] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] += 1
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            counts[node.name] += 1
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and node.value and isinstance(node.target, ast.Name):
+            values[node.target.id] = node.value
+        elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+            values[node.optional_vars.id] = node.context_expr
+    return {name: value for name, value in values.items() if counts[name] == 1}

@@ -1,10 +1,11 @@
 """Checks before generated code runs: pure functions the loop calls.
 
 A guard against accidents, not a sandbox: the scan reads the code's AST and
-flags calls that are easy to regret (running processes, deleting files,
-network, ``eval``, ``ctypes``, changing ``sys.modules``, leaving the kernel,
-shell escapes).  Code that hides what it calls (``getattr(os, 'sys' +
-'tem')``) is not caught; isolation means running in a separate kernel.
+flags calls that are easy to regret (running processes, deleting files, writes
+outside the working directory, destructive SQL, network, ``eval``, imports and
+lookups by name, ``ctypes``, changing ``sys.modules``, leaving the kernel,
+shell escapes).  Code built to hide what it calls can still get past a static
+scan; isolation means running in a separate kernel.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
-from jupyter_ai_ci.safety.astutil import dotted, imported_aliases, literal_str, parse_cell, root_name
+from jupyter_ai_ci.safety import sql, writes
+from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell, root_name, scope_of
 
 Mode = Literal["auto", "ask-risky", "ask"]
 MODES: tuple[Mode, ...] = ("auto", "ask-risky", "ask")
@@ -40,6 +42,7 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("os.rename", "delete", "renames (may overwrite) a file"),
     ("os.replace", "delete", "overwrites a file"),
     ("os.truncate", "delete", "truncates a file"),
+    ("os.open", "write", "opens a file with OS flags (may write anywhere)"),
     ("shutil.rmtree", "delete", "deletes a directory tree"),
     ("shutil.move", "delete", "moves (may overwrite) files"),
     ("*.unlink", "delete", "deletes a file"),
@@ -58,7 +61,8 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("eval", "eval", "evaluates a string as code"),
     ("exec", "eval", "executes a string as code"),
     ("compile", "eval", "compiles a string as code"),
-    ("__import__", "eval", "imports by computed name"),
+    ("runpy.*", "eval", "runs another module or file as code"),
+    ("*.exec_module", "eval", "runs a module's code"),
     ("ctypes.*", "ctypes", "calls native code directly"),
     ("cffi.*", "ctypes", "calls native code directly"),
     ("exit", "exit", "ends the kernel"),
@@ -80,7 +84,10 @@ RISKY_MAGICS = {
     "writefile": "writes a file", "killbgscripts": "kills processes", "perl": "runs a script",
     "ruby": "runs a script", "python": "runs a separate Python process", "powershell": "runs a script",
 }
-_WRITE_MODE = re.compile(r"[wax+]")
+# Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call.
+_HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))}
+_HIDDEN |= {"builtins", "__builtins__", "importlib", "posix", "nt", "shutil", "runpy", "code", "marshal",
+            "pickle", "multiprocessing", "signal"}
 
 
 @dataclass(frozen=True)
@@ -126,22 +133,24 @@ def syntax_error(blocks: Sequence[str]) -> tuple[int, ErrorInfo] | None:
 
 def scan(blocks: Sequence[str]) -> Scan:
     risks: list[Risk] = []
-    calls: set[str] = set()
+    trees: list[ast.Module] = []
     for code in blocks:
         try:
-            tree = parse_cell(code)
+            trees.append(parse_cell(code))
         except SyntaxError:
             continue
-        aliases = imported_aliases(tree)
-        calls.update(aliases.values())
+    scope = scope_of(trees)  # the blocks run one after another, so a name bound in one holds in the next
+    calls: set[str] = set(scope.aliases.values())
+    for tree in trees:
         for node in ast.walk(tree):
-            risks.extend(_node_risks(node, aliases, calls))
+            risks.extend(_node_risks(node, scope, calls))
     unique = {(r.kind, r.name, r.line): r for r in risks}
     return Scan(tuple(unique.values()), frozenset(calls))
 
 
-def _node_risks(node: ast.AST, aliases: dict[str, str], calls: set[str]) -> list[Risk]:
+def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
     line = getattr(node, "lineno", 0)
+    aliases = scope.aliases
     if isinstance(node, ast.Call):
         name = dotted(node.func, aliases)
         if name is None and isinstance(node.func, ast.Attribute):
@@ -156,11 +165,22 @@ def _node_risks(node: ast.AST, aliases: dict[str, str], calls: set[str]) -> list
             magic = (literal_str(node.args[0]) or "").lower()
             if magic in RISKY_MAGICS:
                 return [Risk("shell", f"%{magic}", RISKY_MAGICS[magic], line)]
-            return []
-        if name in ("open", "io.open") or name.endswith((".write_text", ".write_bytes")):
-            return _write_risk(node, name, line)
+            dropped = sql.magic_findings(node, scope) if magic == "sql" else []
+            return [Risk("delete", "%sql", why, line) for why in dropped]
+        if name in ("getattr", "importlib.import_module", "__import__", "importlib.__import__"):
+            return _lookup_risks(node, name, scope, line)
+        found = writes.write_findings(node, name, scope)
+        if found is not None:
+            return [Risk(f.kind, f.name or name, f.why, line) for f in found]
+        if dropped := sql.sql_findings(node, name, scope):
+            return [Risk("delete", name, why, line) for why in dropped]
         for pattern, kind, why in RISKY_CALLS:
             if fnmatchcase(name, pattern):
+                if kind == "delete":  # say what goes: the path(s) given, or the path a method is called on
+                    two = name.endswith(("rename", "replace", "move"))
+                    paths = [node.func.value] if pattern.startswith("*") and isinstance(node.func, ast.Attribute) \
+                        else node.args[:2 if two else 1]
+                    why += (": " + " -> ".join(writes.shown(p, scope) for p in paths)) if paths else ""
                 return [Risk(kind, name, why, line)]
         if isinstance(node.func, ast.Attribute) and dotted(node.func.value, aliases) == "sys.modules":
             return [Risk("modules", name, "changes sys.modules", line)]
@@ -180,20 +200,24 @@ def _node_risks(node: ast.AST, aliases: dict[str, str], calls: set[str]) -> list
     return []
 
 
-def _write_risk(node: ast.Call, name: str, line: int) -> list[Risk]:
-    if name.endswith((".write_text", ".write_bytes")):
-        return [Risk("write", name, "writes a file (maybe overwriting it)", line)]
-    mode = literal_str(node.args[1]) if len(node.args) > 1 else None
-    for k in node.keywords:
-        if k.arg == "mode":
-            mode = literal_str(k.value) or "w?"
-    if not mode or not _WRITE_MODE.search(mode):
-        return []
-    path = literal_str(node.args[0]) if node.args else None
-    if path is not None and not path.startswith(("/", "~", "\\")) and ".." not in path and ":" not in path:
-        return []  # a relative path under the working directory: the user's own folder
-    where = repr(path) if path is not None else "a computed path"
-    return [Risk("write", f"open({mode})", f"writes {where}, maybe outside the working directory", line)]
+def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Risk]:
+    """getattr and imports by a string: judged as what they reach when the string is a literal."""
+    target = dotted(node, scope.aliases)  # getattr(os, 'system') -> os.system; import_module('os') -> os
+    if name == "getattr":
+        if target is not None:
+            for pattern, kind, why in RISKY_CALLS:
+                if fnmatchcase(target, pattern):
+                    return [Risk(kind, target, f"{why} (looked up with getattr)", line)]
+            return []
+        owner = dotted(node.args[0], scope.aliases) if node.args else None
+        if owner is not None and owner.split(".")[0] in _HIDDEN and len(node.args) > 1:
+            return [Risk("eval", "getattr", f"looks up a name in {owner} computed at run time", line)]
+        return []  # getattr(df, column): ordinary
+    if target is None:
+        return [Risk("eval", name, "imports a module whose name is computed at run time", line)]
+    if name.endswith("__import__") or target.split(".")[0] in _HIDDEN:
+        return [Risk("eval", name, f"imports {target!r} by a string, hiding what it calls", line)]
+    return []  # importlib.import_module('pandas'): an import like any other
 
 
 def _matches(patterns: Sequence[str], *names: str) -> str | None:

@@ -95,6 +95,27 @@ def test_deny_list_refuses_in_every_mode_even_unflagged_calls() -> None:
                   scan(["import socket\nsocket.socket()"])).verdict == "refuse"
 
 
+def test_deny_list_sees_through_indirect_imports_and_aliases() -> None:
+    policy = PolicySettings("auto", deny=("os.system",))
+    for code in ("import importlib\nimportlib.import_module('os').system('ls')",
+                 "import os\nrun = getattr(os, 'system')\nrun('ls')",
+                 "import os\nsh = os.system\nsh('ls')"):
+        assert decide(policy, scan([code])).verdict == "refuse", code
+
+
+def test_names_bound_in_one_block_are_known_in_the_next() -> None:
+    blocks = ["from pathlib import Path\nout = Path.home() / 'notes.txt'", "out.write_text('x')"]
+    assert [r.describe() for r in scan(blocks).risks] == [
+        "out.write_text: writes outside the working directory: '~/notes.txt' (line 1)"]
+    assert scan(["out = 'results/a.csv'", "df.to_csv(out)"]).risks == ()
+
+
+def test_a_name_bound_twice_counts_as_computed() -> None:
+    # The second binding could be anything by the time the write runs.
+    found = scan(["out = 'a.csv'\nout = input()\ndf.to_csv(out)"])
+    assert [r.why for r in found.risks] == ["writes to a computed path: out"]
+
+
 def test_syntax_error_names_the_block_and_line() -> None:
     assert syntax_error(["x = 1", "y = (2"]) is not None
     index, error = syntax_error(["x = 1", "def f(:\n    pass"]) or (None, None)
