@@ -1,43 +1,83 @@
-"""Time of `%load_ext jupyter_ai_ci` in a fresh interpreter, next to IPython alone.
+"""Cost of ``%load_ext jupyter_ai_ci``, as a ratio to IPython's own ``%load_ext autoreload``.
 
-Each run is a new interpreter: it imports IPython, makes a shell, then times
-the `%load_ext` call alone.  Target: <= 0.15 s over the bare IPython import
-(the extension must import nothing heavy; the openai SDK alone costs ~0.4 s).
+Milliseconds depend on the machine and on what else it is doing; a ratio to a
+bundled IPython extension measured in the same run much less so.  Each
+measurement is a fresh interpreter that imports IPython and makes a shell
+(not timed), then times ``%load_ext <extension>`` alone.  The extensions take
+turns, run after run, so a machine that gets busier slows them alike.
+
+Target: jupyter_ai_ci <= 1.0x autoreload.  Exit status 1 above it; --no-check
+only reports.  Also shown, not checked: the first cell run after the load,
+where jupyter_ai_ci starts its kernel tracker (see drivers/magic_entry.py),
+next to the same cell with no extension loaded.
+
+    python bench/bench_load_ext.py [--runs 9] [--no-check]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
 import sys
 
-RUNS = 7
+BASELINE = "autoreload"
+EXTENSIONS = (BASELINE, "storemagic", "jupyter_ai_ci")
+NONE = "(none)"  # no extension: what the first cell costs anyway
+TARGET = 1.0
+
 PROBE = """
 import json, sys, time
-t0 = time.perf_counter()
-import IPython
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
-t1 = time.perf_counter()
+name = sys.argv[1]
 before = set(sys.modules)
-ip.run_line_magic('load_ext', 'jupyter_ai_ci')
+t0 = time.perf_counter()
+if name != "(none)":
+    ip.run_line_magic("load_ext", name)
+t1 = time.perf_counter()
+modules = len(set(sys.modules) - before)
 t2 = time.perf_counter()
-new = sorted(m for m in set(sys.modules) - before if '.' not in m)
-print(json.dumps({"ipython": t1 - t0, "load_ext": t2 - t1, "new": new}))
+ip.run_cell("x = 1", store_history=True)
+t3 = time.perf_counter()
+print(json.dumps({"load": t1 - t0, "first_cell": t3 - t2, "modules": modules}))
 """
 
 
-def main() -> None:
-    runs = [json.loads(subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                                      check=True).stdout) for _ in range(RUNS)]
-    ipython = statistics.median(r["ipython"] for r in runs)
-    load = statistics.median(r["load_ext"] for r in runs)
-    print(f"median of {RUNS} fresh interpreters")
-    print(f"  import IPython + shell (baseline)   {ipython * 1000:8.1f} ms")
-    print(f"  %load_ext jupyter_ai_ci on top      {load * 1000:8.1f} ms   (target <= 150 ms)")
-    print(f"  top-level modules it imported: {', '.join(runs[0]['new'])}")
+def measure(name: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", PROBE, name], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=9, help="fresh interpreters per extension (default 9)")
+    parser.add_argument("--no-check", action="store_true", help="report only; exit 0 whatever the ratio")
+    args = parser.parse_args(argv)
+
+    names = (*EXTENSIONS, NONE)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for _ in range(args.runs):
+        for name in names:
+            runs[name].append(measure(name))
+
+    def median_ms(name: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[name]) * 1000
+
+    base = median_ms(BASELINE, "load")
+    print(f"%load_ext in a fresh shell: median of {args.runs} interpreters each; ratio to %load_ext {BASELINE}")
+    print(f"{'extension':<15} {'load ms':>8} {'ratio':>7} {'modules':>8} {'first cell ms':>14}")
+    for name in names:
+        load = median_ms(name, "load")
+        ratio = f"{load / base:6.2f}x" if name != NONE else "      -"
+        modules = statistics.median(r["modules"] for r in runs[name])
+        print(f"{name:<15} {load:>8.2f} {ratio:>7} {modules:>8.0f} {median_ms(name, 'first_cell'):>14.2f}")
+    ours = median_ms("jupyter_ai_ci", "load") / base
+    verdict = "ok" if ours <= TARGET else "OVER TARGET"
+    print(f"jupyter_ai_ci: {ours:.2f}x {BASELINE} (target <= {TARGET:.1f}x): {verdict}")
+    return 0 if args.no_check or ours <= TARGET else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,9 @@
 """jupyter-ai-ci: the notebook as a code interpreter.
 
-``%load_ext jupyter_ai_ci`` registers ``%%ask`` and ``%ask``.  Importing this
-package stays cheap: the openai SDK is imported on the first request.
+``%load_ext jupyter_ai_ci`` registers ``%%ask`` and ``%ask``.  Loading stays
+cheap (``bench/bench_load_ext.py``): it imports only ``drivers.magic_entry``;
+the run behind the magics is imported on their first call, the openai SDK on
+the first request.
 """
 
 from __future__ import annotations
@@ -14,11 +16,9 @@ __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from jupyter_ai_ci.drivers.magic import AskMagics, keep_question_marks
+    from jupyter_ai_ci.drivers.magic_entry import register
 
-    ipython.register_magics(AskMagics)
-    if keep_question_marks not in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.append(keep_question_marks)
+    register(ipython)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
@@ -30,12 +30,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    # IPython has no public way to unregister magics; drop ours by name.
-    from jupyter_ai_ci.context.kernel_state import forget
-    from jupyter_ai_ci.drivers.magic import keep_question_marks
+    from jupyter_ai_ci.drivers.magic_entry import unregister
 
-    forget(ipython)  # stop recording assignment order
-    for kind in ("line", "cell"):
-        ipython.magics_manager.magics[kind].pop("ask", None)
-    if keep_question_marks in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.remove(keep_question_marks)
+    unregister(ipython)

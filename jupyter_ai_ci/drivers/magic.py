@@ -1,21 +1,22 @@
-"""``%%ask`` and ``%ask``: the magic driver of the agent loop."""
+"""``%%ask``, ``%ask_usage`` and ``%ask_replay``: the magic driver of the agent loop.
+
+What ``%load_ext`` registers (settings, arguments, help) is ``drivers.magic_entry``;
+this module, and the whole run it imports, is loaded at the first call.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from argparse import Namespace
 from dataclasses import replace
-from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from jupyter_ai_ci.config import AICISettings
-from jupyter_ai_ci.context.kernel_state import tracker_for
-from jupyter_ai_ci.core.usage import UsageLog, render
+from jupyter_ai_ci.core.usage import render
+from jupyter_ai_ci.drivers.magic_entry import AskMagics, finish_tracking_handover, keep_question_marks
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted, UsageProblem
-from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Message, Notice, Outcome
+from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
 from jupyter_ai_ci.notebook.comm import CommSink, frontend_info
 from jupyter_ai_ci.notebook.replay import ReplayStore
@@ -26,6 +27,9 @@ from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
+
+# AskMagics and keep_question_marks lived here before the split; older imports keep working.
+__all__ = ["AskMagics", "MagicDriver", "PrintReporter", "keep_question_marks"]
 
 
 class PrintReporter:
@@ -67,25 +71,19 @@ class PrintReporter:
             self._say(f"· {note}\n")
 
 
-@magics_class
-class AskMagics(Magics, AICISettings):
-    """Holds the settings (``%config AskMagics``) and the session of this kernel."""
+class MagicDriver:
+    """The work of ``%%ask``, ``%ask_usage`` and ``%ask_replay`` for one ``AskMagics``,
+    which holds the settings (read at each call, so ``%config`` applies at once)."""
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        super().__init__(shell=shell, **kwargs)
-        self.session = Session(self)  # conversation, usage, model clients: see run/session.py
+    def __init__(self, magics: AskMagics) -> None:
+        self.magics = magics
+        self.shell = magics.shell
+        self.session = Session(magics)  # conversation, usage, model clients: see run/session.py
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
-        if shell is not None:
-            tracker_for(shell)  # from now on, assignment order and errors are recorded
-
-    @property
-    def conversation(self) -> list[Message]:
-        return self.session.conversation()
-
-    @property
-    def usage(self) -> UsageLog:
-        return self.session.usage
+        if self.shell is not None:
+            # A %ask run outside any cell (run_line_magic) comes before the first pre_run_cell.
+            finish_tracking_handover(self.shell)
 
     def _show_context(self, run: Run, fresh: bool) -> None:
         query = run.query()
@@ -99,61 +97,8 @@ class AskMagics(Magics, AICISettings):
         for message in messages:
             print(f"── {message.role} ──\n{message.content}")
 
-    @magic_arguments()
-    @argument("--retries", type=int, default=None, metavar="N",
-              help="fix attempts after a failed attempt, per step (default 2: at most 3 attempts)")
-    @argument("--model", default=None, metavar="NAME",
-              help="model to use for this request (default: AICISettings.model / $JUPYTER_AI_CI_MODEL)")
-    @argument("--steps", type=int, default=None, metavar="N",
-              help="with N > 1 a successful step's output goes back to the model, which writes "
-                   "the next step or ends with prose (default 1)")
-    @argument("--no-run", action="store_true", help="insert the code without running it")
-    @argument("--new", action="store_true", help="forget earlier requests of this kernel")
-    @argument("--regenerate", action="store_true",
-              help="call the model even if this request was answered before (skip replay)")
-    @argument("--yes", action="store_true",
-              help="approve what the policy would ask about for this request (flagged code, "
-                   "installing a missing package); the deny list still applies")
-    @argument("--show-context", action="store_true",
-              help="print exactly what would be sent, with its token count, and send nothing")
-    @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")
-    @line_cell_magic
-    def ask(self, line: str, cell: str | None = None) -> None:
-        """Ask the model for code, run it in this kernel, and fix it from the traceback.
-
-        Usage::
-
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
-                  [--show-context]
-            Load sales.csv and plot total revenue per region
-
-            %ask how many rows does df have?
-
-        The model is told about your variables (names, types, shapes, DataFrame
-        columns), recent cells and earlier requests, within
-        AskMagics.max_context_tokens; --show-context prints exactly what would
-        be sent, with its token count, and sends nothing. Every ```python block
-        of its reply runs, in order. When an attempt raises, the traceback goes
-        back to the model and it tries again, at most --retries more times
-        (default 2). The code that worked is put in a new cell below. After the last failed attempt the
-        cell ends in an error naming the last exception, so Run All stops.
-
-        Re-running an unchanged request replays the code that worked, without
-        calling the model (--regenerate to ask again). %ask_usage shows tokens
-        and requests; %ask_replay lists or clears replay records.
-
-        Safety: an attempt that fails is undone (the variables it changed are
-        restored, new names removed). Code the scan flags as risky (processes,
-        deleting files, network, eval, exit, shell escapes) is run only after
-        you approve it (answer y at the prompt), or with --yes; set
-        %config AskMagics.policy = 'auto' | 'ask-risky' | 'ask', and the
-        allow / deny lists, execution_timeout, max_tokens_per_request and
-        max_tokens_per_session. A guard against accidents, not a sandbox.
-
-        Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
-        server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
-        """
-        args = parse_argstring(self.ask, line)
+    def ask(self, args: Namespace, cell: str | None) -> None:
+        """``%%ask`` / ``%ask`` with its arguments parsed (the help is ``AskMagics.ask``'s)."""
         request = (cell if cell is not None else " ".join(args.request)).strip()
         if cell is not None and args.request:
             raise UsageError("%%ask takes the request in the cell body, not on the first line "
@@ -177,8 +122,8 @@ class AskMagics(Magics, AICISettings):
             self._show_context(run, fresh=args.new)
             return
         reporter.model = run.endpoint.model
-        executor = ShellExecutor(self.shell, self.max_output_chars, self.execution_timeout,
-                                 self.snapshot_max_bytes)
+        m = self.magics
+        executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes)
         self.last_timings = Timings()
         try:
             result = run_sync(run, InProcessKernel(self.shell), executor, reporter,
@@ -189,18 +134,11 @@ class AskMagics(Magics, AICISettings):
         self.last_outcome = result.outcome
         self._finish(result)
 
-    @line_magic
-    def ask_usage(self, line: str) -> None:
-        """Tokens and requests per %%ask and for this session (cost when prices are set)."""
-        print(render(self.session.usage, self.prices))
+    def ask_usage(self) -> None:
+        print(render(self.session.usage, self.magics.prices))
 
-    @magic_arguments()
-    @argument("--clear", action="store_true", help="forget every replay record in the replay file")
-    @line_magic
-    def ask_replay(self, line: str) -> None:
-        """List the replay records of this folder's replay file, or --clear them."""
-        args = parse_argstring(self.ask_replay, line)
-        store = ReplayStore(os.path.join(os.getcwd(), self.replay_file))
+    def ask_replay(self, args: Namespace) -> None:
+        store = ReplayStore(os.path.join(os.getcwd(), self.magics.replay_file))
         if args.clear:
             print(f"cleared {store.clear()} replay record(s) from {store.path}")
             return
@@ -246,17 +184,3 @@ class AskMagics(Magics, AICISettings):
         plural = "attempt" if n == 1 else "attempts"
         print(f"✓ done in {n} {plural} ({tokens}); {where}")
 
-
-def keep_question_marks(lines: list[str]) -> list[str]:
-    """IPython input transformer: ``%ask how many rows?`` is a request, not help.
-
-    IPython turns a line ending in ``?`` into ``%pinfo`` before magics are
-    seen; a question is the most natural request, so for a one-line ``%ask``
-    we call the magic explicitly first.  ``%ask?`` alone still shows help.
-    """
-    if len(lines) != 1:
-        return lines
-    line = lines[0].strip()
-    if line.startswith("%ask ") and line.endswith("?"):
-        return [f"get_ipython().run_line_magic('ask', {line[len('%ask '):].strip()!r})\n"]
-    return lines

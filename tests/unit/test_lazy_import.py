@@ -1,0 +1,132 @@
+"""``%load_ext jupyter_ai_ci`` imports only what registers the magics (issue #18).
+
+Each check runs in a fresh interpreter: in this one, other tests have imported
+everything already.  The model is the scripted HTTP server of this process,
+reached through OPENAI_BASE_URL, which the child inherits.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+# What load_ext may import of ours: the package, the settings, and the light magics.
+EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry"]
+# The run stack, and what it pulls in; none of it belongs to loading.
+FORBIDDEN = ("asyncio", "openai", "httpx", "httpx2", "urllib.request", "jupyter_ai_ci.core.loop", "jupyter_ai_ci.run",
+             "jupyter_ai_ci.model", "jupyter_ai_ci.context.kernel_state")
+
+PRELUDE = """
+import contextlib, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+out = {}
+def new_since(before):
+    return sorted(set(sys.modules) - before)
+def quiet(cell):
+    with contextlib.redirect_stdout(io.StringIO()) as buf, contextlib.redirect_stderr(io.StringIO()):
+        result = ip.run_cell(cell, store_history=True)
+    return result, buf.getvalue()
+"""
+
+
+def run_child(body: str, cwd: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", PRELUDE + body + "\nprint('RESULT ' + json.dumps(out))"],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])  # type: ignore[no-any-return]
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def test_load_ext_imports_only_the_light_module(tmp_path: Path) -> None:
+    out = run_child("""
+before = set(sys.modules)
+out["preloaded"] = sorted(m for m in before if m.startswith(("asyncio", "urllib.request")))
+ip.run_line_magic("load_ext", "jupyter_ai_ci")
+out["new"] = new_since(before)
+out["magics"] = [sorted(ip.magics_manager.magics[k]) for k in ("line", "cell")]
+with contextlib.redirect_stdout(io.StringIO()) as buf:
+    ip.run_line_magic("config", "AskMagics")
+out["config"] = buf.getvalue()
+ip.run_line_magic("config", "AskMagics.retries = 5")
+out["retries"] = ip.magics_manager.registry["AskMagics"].retries
+out["after_config"] = new_since(before)
+""", tmp_path)
+    assert heavy(out["new"]) == []
+    # IPython may import asyncio itself; then the check above says nothing about it, but this does.
+    assert [m for m in out["new"] if m.startswith("jupyter_ai_ci")] == EXPECTED_OURS
+    line, cell = out["magics"]
+    assert {"ask", "ask_usage", "ask_replay"} <= set(line) and "ask" in cell
+    # The traits are on the registered class before any request: %config lists and sets them.
+    assert "AskMagics(Magics, AICISettings) options" in out["config"]
+    for trait in ("AskMagics.retries=<CInt>", "AskMagics.policy=", "AskMagics.max_context_tokens="):
+        assert trait in out["config"]
+    assert out["retries"] == 5
+    assert heavy(out["after_config"]) == []
+
+
+def test_help_and_usage_errors_need_no_run_stack(tmp_path: Path) -> None:
+    out = run_child("""
+ip.run_line_magic("load_ext", "jupyter_ai_ci")
+before = set(sys.modules)
+out["help"] = ip.object_inspect_text("%%ask")
+result, _ = quiet("%ask --frobnicate go")
+out["error"] = type(result.error_in_exec).__name__
+out["new"] = new_since(before)
+""", tmp_path)
+    assert "--retries N" in out["help"] and "Run All stops" in out["help"]
+    assert out["error"] == "UsageError"
+    assert not [m for m in out["new"] if m.startswith("jupyter_ai_ci.run")]
+
+
+def test_ask_works_after_lazy_loading_and_sees_the_cells_since_the_load(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script("```python\ndoubled = loaded * 2\n```")
+    out = run_child("""
+result, _ = quiet("%load_ext jupyter_ai_ci\\nloaded = 21\\n1/0")  # the tracker must see this cell
+out["tracker_after_load"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+quiet("plain = 'kept'")
+out["tracker_after_next"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+result, printed = quiet("%%ask\\ndouble loaded")
+out["success"] = result.success
+out["printed"] = printed
+out["doubled"] = ip.user_ns.get("doubled")
+out["timings"] = ip.magics_manager.registry["AskMagics"].last_timings.total > 0
+""", tmp_path)
+    assert out["tracker_after_load"] is False and out["tracker_after_next"] is True
+    assert out["success"] and out["doubled"] == 42 and out["timings"]
+    assert "✓ done in 1 attempt" in out["printed"]
+    sent = model_server.request_texts()[0]
+    assert "loaded: int = 21" in sent and "plain: str" in sent
+    # The load cell's error was recorded, though the tracker started a cell later.
+    assert "raised ZeroDivisionError: division by zero" in sent
+
+
+def test_line_ask_outside_a_cell_and_unload(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script("It is 7.")
+    out = run_child("""
+ip.run_line_magic("load_ext", "jupyter_ai_ci")
+hooks = {e: len(ip.events.callbacks[e]) for e in ("pre_run_cell", "post_run_cell")}
+ip.run_line_magic("unload_ext", "jupyter_ai_ci")
+out["hooks_back"] = {e: len(ip.events.callbacks[e]) for e in hooks} == {e: n - 1 for e, n in hooks.items()}
+out["ask_gone"] = "ask" not in ip.magics_manager.magics["cell"]
+out["tracker"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+ip.run_line_magic("load_ext", "jupyter_ai_ci")
+with contextlib.redirect_stdout(io.StringIO()) as buf:
+    ip.run_line_magic("ask", "what is seven")  # no cell, so no pre_run_cell before it
+out["answer"] = buf.getvalue()
+ip.run_line_magic("unload_ext", "jupyter_ai_ci")
+out["after"] = {e: len(ip.events.callbacks[e]) for e in hooks} == {e: n - 1 for e, n in hooks.items()}
+""", tmp_path)
+    assert out["hooks_back"] and out["ask_gone"] and out["tracker"] is False
+    assert "It is 7." in out["answer"]
+    assert out["after"]
