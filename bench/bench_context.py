@@ -128,7 +128,7 @@ def main() -> None:
         del os.environ["JPY_SESSION_NAME"]
 
     # What every cell pays for the assignment-order hook, with these 200 variables.
-    from jupyter_ai_ci.context.kernel_state import tracker_for
+    from jupyter_ai_ci.context.tracker import tracker_for
 
     tracker = tracker_for(ip)
     result = ip.run_cell("frame_0.shape", store_history=False)

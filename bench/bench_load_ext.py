@@ -7,9 +7,9 @@ measurement is a fresh interpreter that imports IPython and makes a shell
 turns, run after run, so a machine that gets busier slows them alike.
 
 Target: jupyter_ai_ci <= 1.0x autoreload.  Exit status 1 above it; --no-check
-only reports.  Also shown, not checked: the first cell run after the load,
-where jupyter_ai_ci starts its kernel tracker (see drivers/magic_entry.py),
-next to the same cell with no extension loaded.
+only reports.  Also shown, not checked: the first cell run after the load
+(jupyter_ai_ci's kernel tracker, started by the load, records every cell:
+context/tracker.py), next to the same cell with no extension loaded.
 
     python bench/bench_load_ext.py [--runs 9] [--no-check]
 """

@@ -2,16 +2,22 @@
 
 Runs ``%%ask`` in a real IPython shell with the real openai client against the
 scripted HTTP server (answering at once), over schedules "fail k times, then
-succeed".  Own time is ``Timings.own``: everything but waiting for the model
-(the SDK's request and the server) and running the generated code, i.e.
-building the context, prompting, parsing, masking, checkpoints, reporting.
+succeed".  The server runs in a process of its own, as a model server does: in
+this one its threads would compete with the code being timed.  Own time is
+``Timings.own``: everything but waiting for the model (the SDK's request and
+the server) and running the generated code, i.e. building the context,
+prompting, parsing, masking, checkpoints, reporting, recording the outcome.
 The yardstick is a plain cell running the same code (``x = 42``) in the same
 shell, taking turns with the requests so a busy machine slows both alike.
 
 Target: own time per attempt <= 1.5x the plain cell.  Exit status 1 above it;
 --no-check only reports.  Also shown, not checked: the model and execution
-time per attempt, and per request the time spent outside the loop (making the
-run, recording it, inserting the cell) beyond what the plain cell costs.
+time per attempt; per request the time spent outside the run (parsing the
+magic's arguments, making the run, inserting the cell) beyond what the plain
+cell costs; and the plain cell run after a pause as long as a model call.  The
+own time is spent right after such waits, and on a shared machine code runs
+markedly slower after one (caches and CPU given to others): that column and
+its ratio show how much of the ratio is that, not work.
 
     python bench/bench_loop_overhead.py [--repeats 20] [--no-check]
 """
@@ -19,6 +25,7 @@ run, recording it, inserting the cell) beyond what the plain cell costs.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import sys
@@ -34,6 +41,36 @@ SCHEDULES = (0, 1, 3, 5)  # failed attempts before the one that works
 PLAIN = "x = 42"
 
 
+class ServerProcess:
+    """``ScriptedOpenAIServer`` in a child process, scripted over a pipe."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.pipe, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), daemon=True)
+        self.process.start()
+        self.base_url: str = self.pipe.recv()
+
+    def script(self, *replies: str) -> None:
+        self.pipe.send(replies)
+        self.pipe.recv()
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pipe.send(None)
+        self.process.join(10)
+
+
+def _serve(pipe: Any) -> None:
+    with ScriptedOpenAIServer() as server:
+        pipe.send(server.base_url)
+        while (replies := pipe.recv()) is not None:
+            server.script(*replies)
+            pipe.send("ok")
+
+
 def timed_cell(ip: Any, cell: str) -> float:
     with open(os.devnull, "w") as null, redirect_stdout(null), redirect_stderr(null):
         started = time.perf_counter()
@@ -43,11 +80,14 @@ def timed_cell(ip: Any, cell: str) -> float:
     return spent
 
 
-def schedule(ip: Any, server: ScriptedOpenAIServer, magics: Any, failures: int, repeats: int
+def schedule(ip: Any, server: ServerProcess, magics: Any, failures: int, repeats: int
              ) -> dict[str, list[float]]:
-    seen: dict[str, list[float]] = {"own": [], "model": [], "execute": [], "outside": [], "plain": []}
-    for _ in range(repeats):
-        server.script(*[f"```python\nx = undefined_{i}\n```" for i in range(failures)], f"```python\n{PLAIN}\n```")
+    seen: dict[str, list[float]] = {"own": [], "model": [], "execute": [], "outside": [], "plain": [], "paused": []}
+    for n in range(repeats):
+        # Code never seen before, as a model's would be: parsed trees are kept by their text.
+        tag = f"  # {failures}.{n}"
+        server.script(*[f"```python\nx = undefined_{i}{tag}\n```" for i in range(failures)],
+                      f"```python\n{PLAIN}{tag}\n```")
         wall = timed_cell(ip, "%%ask\nset x")
         t = magics.last_timings
         attempts = len(magics.last_outcome.attempts)
@@ -57,6 +97,8 @@ def schedule(ip: Any, server: ScriptedOpenAIServer, magics: Any, failures: int, 
         seen["execute"].append(t.execute / attempts)
         seen["outside"].append(wall - t.total - plain)
         seen["plain"].append(plain)
+        time.sleep(t.model / max(1, magics.last_outcome.requests))  # as long as a model call
+        seen["paused"].append(timed_cell(ip, PLAIN))
     return seen
 
 
@@ -68,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from IPython.core.interactiveshell import InteractiveShell
 
     home = os.getcwd()
-    with ScriptedOpenAIServer() as server, tempfile.TemporaryDirectory() as folder:
+    with ServerProcess() as server, tempfile.TemporaryDirectory() as folder:
         os.environ["OPENAI_BASE_URL"] = server.base_url
         os.chdir(folder)  # the replay file, if any, goes nowhere that matters
         ip = InteractiveShell.instance()
@@ -83,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"per attempt, median of {args.repeats} requests; plain cell: {PLAIN!r} in the same shell")
         print(f"{'failures':>8} {'own ms':>7} {'plain ms':>9} {'ratio':>6} {'model ms':>9} {'exec ms':>8} "
-              f"{'outside ms/req':>15}")
+              f"{'outside ms/req':>15} {'paused ms':>10} {'ratio':>6}")
         worst = 0.0
         for failures in SCHEDULES:
             seen = schedule(ip, server, magics, failures, args.repeats)
@@ -91,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             ratio = med["own"] / med["plain"]
             worst = max(worst, ratio)
             print(f"{failures:>8} {med['own']:>7.3f} {med['plain']:>9.3f} {ratio:>5.2f}x {med['model']:>9.3f} "
-                  f"{med['execute']:>8.3f} {med['outside']:>15.3f}")
+                  f"{med['execute']:>8.3f} {med['outside']:>15.3f} {med['paused']:>10.3f} "
+                  f"{med['own'] / med['paused']:>5.2f}x")
         os.chdir(home)  # before the folder goes: IPython's exit handler reads the working directory
     verdict = "ok" if worst <= TARGET else "OVER TARGET"
     print(f"own time per attempt: worst {worst:.2f}x a plain cell (target <= {TARGET:.1f}x): {verdict}")

@@ -42,7 +42,7 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     shell.run_line_magic("load_ext", "jupyter_ai_ci")
     # Each test gets a fresh AskMagics (settings and conversation); %config in an
     # earlier test lives on in shell.config, so forget it first.
-    from jupyter_ai_ci.drivers.magic import AskMagics
+    from jupyter_ai_ci.drivers.magic_entry import AskMagics
 
     for section in ("AskMagics", "AICISettings"):
         shell.config.pop(section, None)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from jupyter_ai_ci.events import Message, ModelReply
@@ -98,6 +100,7 @@ def is_secret_name(name: str) -> bool:
     return SECRET_NAME.search(name) is not None
 
 
+@lru_cache(maxsize=4096)  # asked of every string-valued variable before each model call
 def holds_secret(name: str) -> bool:
     """Narrower: the value of such a name is masked wherever it appears (see the rules above)."""
     words = [w.lower() for w in _NAME_WORD.findall(name)]
@@ -206,16 +209,25 @@ def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
         # A "key" shorter than this is a placeholder (a local model's "EMPTY"), not a secret.
         if len(value) >= MIN_SECRET_LEN and value in text:
             text = text.replace(value, MASK)
-    if any(prefix in text for prefix in _VALUE_PREFIXES):
+    if _contains_any(text, _VALUE_PREFIXES):
         text = SECRET_VALUE.sub(MASK, text)
     if "://" in text and "@" in text:
         text = _mask_group(text, _URL_PASSWORD, _url_password)
     lower = text.lower()
     if "bearer" in lower or "basic" in lower:
         text = _mask_group(text, _AUTH_HEADER, is_credential_like)
-    if any(word in lower for word in _NAME_WORDS):
+    if _contains_any(lower, _NAME_WORDS):
         text = _mask_assignments(text)
     return text
+
+
+def _contains_any(text: str, parts: tuple[str, ...]) -> bool:
+    # A plain loop: any() over a generator costs more than the tests themselves on the
+    # short texts that most of the context is (every piece is masked, every request).
+    for part in parts:
+        if part in text:
+            return True
+    return False
 
 
 # IPython's history: _, __, ___, _i, _ii, _iii, _i12, _12, _ih, _oh, _dh.
@@ -238,20 +250,37 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     a false hit costs little.  Longest first, so that a secret containing
     another is masked whole.
     """
-    environ = os.environ if environ is None else environ
-    found: set[str] = set()
+    found = set(_environment_secrets(os.environ if environ is None else environ))
+    # Asked several times per request and before every model call: the cheapest test first.
     for name, value in list(ns.items()):
-        if _HISTORY_NAME.fullmatch(name):
-            continue  # not a secret's home, and each may hold anything
+        if not isinstance(value, (str, bytes)) or (name[:1] == "_" and _HISTORY_NAME.fullmatch(name)):
+            continue  # history names are not a secret's home, and each may hold anything
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if isinstance(value, str) and holds_secret(name) and _may_be_secret(value):
-            found.add(value)
-    for name, value in list(environ.items()):
-        if (is_secret_name(name) and len(value) >= MIN_SECRET_LEN
-                and not any(ch.isspace() for ch in value)):
+        if holds_secret(name) and _may_be_secret(value):
             found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
+
+# The process environment as last scanned (its raw items) and the secrets found in it.
+_scanned_environ: tuple[object, tuple[str, ...]] = (None, ())
+
+
+def _environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The environment's part of ``secret_values``.  Asked for several times per request and
+    before every model call (generated code may set a key mid-run): ``os.environ`` is scanned
+    again (~90 µs) only when a copy of the raw dict behind it (~2 µs) shows it changed."""
+    global _scanned_environ
+    raw = getattr(environ, "_data", None) if environ is os.environ else None
+    key = tuple(raw.items()) if isinstance(raw, dict) else None
+    if key is not None and key == _scanned_environ[0]:
+        return _scanned_environ[1]
+    values = tuple(value for name, value in list(environ.items())
+                   if is_secret_name(name) and len(value) >= MIN_SECRET_LEN
+                   and not any(ch.isspace() for ch in value))
+    if key is not None:
+        _scanned_environ = (key, values)
+    return values
 
 
 def mask_messages(messages: Sequence[Message], known: Sequence[str] = ()) -> list[Message]:
@@ -271,9 +300,25 @@ class MaskingClient:
     def __init__(self, client: Any, known: Callable[[], Sequence[str]]) -> None:
         self.client = client
         self.known = known
+        # A fix request resends every earlier message: each is masked once, not once per
+        # request, while the secrets stay the same (masked text by original text).
+        self._done: tuple[tuple[str, ...], dict[str, str]] = ((), {})
+        self.masking = 0.0  # seconds spent masking: ours, though a caller times it as the model's
 
     def _masked(self, messages: Sequence[Message]) -> list[Message]:
-        return mask_messages(messages, self.known())
+        started = time.perf_counter()
+        known = tuple(self.known())
+        if known != self._done[0]:
+            self._done = (known, {})
+        done = self._done[1]
+        masked = []
+        for m in messages:
+            text = done.get(m.content)
+            if text is None:
+                text = done[m.content] = mask_secrets(m.content, known)
+            masked.append(Message(m.role, text))
+        self.masking += time.perf_counter() - started
+        return masked
 
     def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None) -> ModelReply:
         reply: ModelReply = self.client.complete(self._masked(messages), on_text)

@@ -65,13 +65,13 @@ def run_attempt(
     """One attempt: syntax check, policy, approval, checkpoint, run, commit or
     roll back.  Returns the ``Attempt``, or a one-line refusal."""
     blocks = tuple(code)
-    bad = policy.syntax_error(blocks)
+    trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
         index, error = bad
         unparsed = (*(ExecutionResult() for _ in range(index)),
                     ExecutionResult(error=error, notes=(NOT_PARSED,)))
         return Attempt(number, step, blocks, unparsed)
-    found = policy.scan(blocks)
+    found = policy.scan_trees(trees)
     decision = policy.decide(settings.policy, found)
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"

@@ -22,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
@@ -80,6 +80,9 @@ class LocalServer:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    # SDK clients for this server, one per endpoint: making one costs ~33 ms, and each keeps
+    # its connection pool.  A restarted server is a new LocalServer, so its clients are new too.
+    clients: dict[Endpoint, OpenAIClient] = field(default_factory=dict, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -88,6 +91,13 @@ class LocalServer:
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def client(self, endpoint: Endpoint) -> OpenAIClient:
+        """The client that sends ``endpoint``'s requests to this server."""
+        endpoint = replace(endpoint, base_url=self.base_url)
+        if endpoint not in self.clients:
+            self.clients[endpoint] = OpenAIClient(endpoint)
+        return self.clients[endpoint]
 
     def start(self) -> None:
         if not self.model_path.is_file():
@@ -148,6 +158,7 @@ class LocalServer:
                 self.process.kill()
                 self.process.wait(timeout=10)
         self.process = None
+        self.clients.clear()  # their pooled connections went with the server
 
 
 _servers: dict[Path, LocalServer] = {}
@@ -206,7 +217,7 @@ class LocalClient:
             what = TINY_MODEL_NOTE.format(name="SmolLM2-135M-Instruct") if self.bundled else \
                 f"using the local model {self.path.name} (llama.cpp)"
             self.say(f"· {what}\n")
-        return OpenAIClient(replace(self.endpoint, base_url=server.base_url))
+        return server.client(self.endpoint)
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
         try:

@@ -79,16 +79,24 @@ class _Bookkeeper:
         self.timings = timings if timings is not None else Timings()
         self.started = time.perf_counter()
         self.t0 = 0.0
+        self.shown = 0.0  # of the current model call, spent showing its text as it streams
+
+    def text(self, piece: str) -> None:
+        """The model's text as it streams in: showing it is our time, not the model's."""
+        started = time.perf_counter()
+        self.report.model_text(piece)
+        self.shown += time.perf_counter() - started
 
     def begin(self, action: CallModel | Execute) -> None:
         if isinstance(action, CallModel):
             self.report.model_started(action)
         else:
             self.report.executing(action)
+        self.shown = 0.0
         self.t0 = time.perf_counter()
 
     def model_done(self) -> None:
-        self.timings.model += time.perf_counter() - self.t0
+        self.timings.model += time.perf_counter() - self.t0 - self.shown
         self.report.model_finished()
 
     def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
@@ -162,7 +170,7 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             if isinstance(action, CallModel):
                 book.begin(action)
                 try:
-                    result = model.complete(action.messages, book.report.model_text)
+                    result = model.complete(action.messages, book.text)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):
@@ -194,7 +202,7 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
             if isinstance(action, CallModel):
                 book.begin(action)
                 try:
-                    result = await model.acomplete(action.messages, book.report.model_text)
+                    result = await model.acomplete(action.messages, book.text)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):

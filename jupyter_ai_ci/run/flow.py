@@ -22,7 +22,7 @@ from typing import Any
 from jupyter_ai_ci.context import snapshot
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
-from jupyter_ai_ci.events import Notice
+from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors import AsyncExecutor, Executor
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
 from jupyter_ai_ci.run.request import Result, Run
@@ -75,12 +75,15 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
     found = kernel.snapshot(run.query())
-    timings.total += time.perf_counter() - started  # building the context is our own time too
     _said(reporter, found)
     loop, model = run.start(found, kernel.secrets)
     asker = run.approver(approver)
+    # Building the context and the loop, and recording the outcome, are our own time too;
+    # drive() times the loop itself.
+    timings.total += time.perf_counter() - started
     outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker)  # type: ignore[arg-type]
-    return run.finish(outcome, timings)
+    timings.model -= model.masking  # drive() timed it with the model call; it is ours
+    return _finish(run, outcome, timings)
 
 
 async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, reporter: Reporter | None = None,
@@ -91,9 +94,17 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
     started = time.perf_counter()
     found = await kernel.asnapshot(replace(run.query(), notebook=tuple(notebook) if notebook is not None else None))
     spent = time.perf_counter() - started  # a round trip to the kernel: kernel time, not our overhead
-    timings.total += spent
     timings.execute += spent
     _said(reporter, found)
     loop, model = run.start(found)
+    timings.total += time.perf_counter() - started
     outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver))
-    return run.finish(outcome, timings)
+    timings.model -= model.masking
+    return _finish(run, outcome, timings)
+
+
+def _finish(run: Run, outcome: Outcome, timings: Timings) -> Result:
+    started = time.perf_counter()
+    result = run.finish(outcome, timings)  # the Result holds ``timings`` itself: this still counts
+    timings.total += time.perf_counter() - started
+    return result

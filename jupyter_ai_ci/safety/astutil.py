@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,18 +23,32 @@ def _transformer() -> object:
     return TransformerManager()  # type: ignore[no-untyped-call]
 
 
+# What IPython's transformer acts on: magics, shell escapes and help (``%``, ``!``, ``?``
+# anywhere), autocall escapes and pasted prompts at a line's start (``/ , ; >>> ... In [``), and
+# leading blank lines or indentation (tested apart).  Broader than IPython's own tests, so code
+# without any of it comes out unchanged and skips the transformer (~30 µs, most of a parse).
+_IPYTHON_SYNTAX = re.compile(r"[%!?]|^[ \t]*(?:[/;,>\[.]|In\b)", re.MULTILINE)
+
+
 def transform(code: str) -> str:
     """IPython syntax (magics, ``!`` escapes, ``?`` help) turned into Python."""
+    if not code[:1].isspace() and _IPYTHON_SYNTAX.search(code) is None:
+        return code
     try:
         return str(_transformer().transform_cell(code))  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 -- a transformer bug must not hide the code; parse it raw
         return code
 
 
+@lru_cache(maxsize=16)
 def parse_cell(code: str) -> ast.Module:
     """Parse like a notebook cell; raises SyntaxError as IPython would.
 
-    Top-level ``await`` is valid in a cell, so it is allowed here too.
+    Top-level ``await`` is valid in a cell, so it is allowed here too.  An attempt's
+    blocks are read three times (syntax check and risk scan in the loop, then the
+    checkpoint's may-change scan in the executor, which gets the code, not the
+    tree), so the last few trees are kept and parsed once.  They are shared: read
+    them, never change them.
     """
     tree = compile(transform(code), "<cell>", "exec",
                    flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
@@ -42,10 +56,10 @@ def parse_cell(code: str) -> ast.Module:
     return tree
 
 
-def imported_aliases(tree: ast.AST) -> dict[str, str]:
+def imported_aliases(nodes: Iterable[ast.AST]) -> dict[str, str]:
     """Local name -> dotted origin: ``import numpy as np`` gives ``np -> numpy``."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -162,6 +176,9 @@ class Scope:
     """What the names in a request's code stand for, as far as reading it tells."""
     aliases: dict[str, str]  # name -> dotted origin: imports, and names bound once to a module or function
     values: dict[str, ast.expr]  # names bound exactly once -> the expression bound
+    # Every node of the blocks, each block walked in turn.  The scans read this instead of
+    # walking the trees again: a walk costs more than most of the checks made on its nodes.
+    nodes: tuple[ast.AST, ...] = ()
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
@@ -174,11 +191,11 @@ _CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
 
 def scope_of(trees: Sequence[ast.Module]) -> Scope:
     """One scope for all of an attempt's blocks: they run one after another in one namespace."""
-    module = ast.Module(body=[stmt for tree in trees for stmt in tree.body], type_ignores=[])
-    aliases = imported_aliases(module)
-    values = single_bindings(module)
+    nodes = tuple(node for tree in trees for node in walk(tree))
+    aliases = imported_aliases(nodes)  # in block order: a later block's import wins, as when run
+    values = single_bindings(nodes)
     # Generated code often uses the kernel's own ``pd``/``np``/``plt`` without importing them.
-    names = [n for n in ast.walk(module) if isinstance(n, ast.Name)]
+    names = [n for n in nodes if isinstance(n, ast.Name)]
     bound = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
     used = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
     for name, origin in _CONVENTIONAL.items():
@@ -192,10 +209,29 @@ def scope_of(trees: Sequence[ast.Module]) -> Scope:
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
                 aliases[name] = target
-    return Scope(aliases, values)
+    return Scope(aliases, values, nodes)
 
 
-def single_bindings(tree: ast.AST) -> dict[str, ast.expr]:
+def walk(tree: ast.AST) -> list[ast.AST]:
+    """``ast.walk``'s nodes, in its order, as a list: about twice as fast, and a scan of a
+    dozen lines of generated code walks ~150 nodes."""
+    nodes = [tree]
+    for node in nodes:  # grows as it goes: breadth first, like ast.walk's queue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                nodes.append(value)
+            elif isinstance(value, list):
+                nodes.extend(item for item in value if isinstance(item, ast.AST))
+    return nodes
+
+
+# The nodes single_bindings counts or reads; one test skips the rest (most nodes).
+_BINDING = (ast.Name, ast.arg, ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+            ast.MatchAs, ast.MatchStar, ast.Assign, ast.AnnAssign, ast.withitem)
+
+
+def single_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.expr]:
     """Names bound exactly once in the code, by ``name = expr`` or ``with expr as name``.
 
     A name bound twice, by a loop, an argument, an import or unpacking could hold anything
@@ -203,7 +239,9 @@ def single_bindings(tree: ast.AST) -> dict[str, ast.expr]:
     """
     counts: Counter[str] = Counter()
     values: dict[str, ast.expr] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
+        if not isinstance(node, _BINDING):
+            continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             counts[node.id] += 1
         elif isinstance(node, ast.arg):

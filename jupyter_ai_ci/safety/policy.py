@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
@@ -86,6 +86,9 @@ RISKY_MAGICS = {
 }
 # Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call.
 _HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))}
+# Every pattern in one regex, alternatives in RISKY_CALLS' order, so the first that matches wins as
+# in a loop: fifty fnmatchcase calls for each call in the code cost more than the rest of the scan.
+_RISKY_CALL = re.compile("|".join(f"(?P<p{i}>{translate(p)})" for i, (p, _, _) in enumerate(RISKY_CALLS)))
 _HIDDEN |= {"builtins", "__builtins__", "importlib", "posix", "nt", "shutil", "runpy", "code", "marshal",
             "pickle", "multiprocessing", "signal"}
 
@@ -120,32 +123,56 @@ class Decision:
     reasons: tuple[str, ...] = ()
 
 
-def syntax_error(blocks: Sequence[str]) -> tuple[int, ErrorInfo] | None:
-    """The first block that does not parse, as the error the model is shown."""
+def parse_blocks(blocks: Sequence[str]) -> tuple[list[ast.Module], tuple[int, ErrorInfo] | None]:
+    """Each block's tree, for ``scan_trees``, up to the first block that does not parse,
+    which is returned with the error the model is shown (else None)."""
+    trees: list[ast.Module] = []
     for index, code in enumerate(blocks):
         try:
-            parse_cell(code)
+            trees.append(parse_cell(code))
         except SyntaxError as exc:
             where = f'  File "<cell>", line {exc.lineno}\n    {(exc.text or "").rstrip()}\n'
-            return index, ErrorInfo("SyntaxError", str(exc.msg), f"{where}SyntaxError: {exc.msg}", exc.lineno)
-    return None
+            return trees, (index, ErrorInfo("SyntaxError", str(exc.msg), f"{where}SyntaxError: {exc.msg}",
+                                            exc.lineno))
+    return trees, None
+
+
+def syntax_error(blocks: Sequence[str]) -> tuple[int, ErrorInfo] | None:
+    """The first block that does not parse, as the error the model is shown."""
+    return parse_blocks(blocks)[1]
 
 
 def scan(blocks: Sequence[str]) -> Scan:
-    risks: list[Risk] = []
+    """``scan_trees`` for code given as text; blocks that do not parse are skipped."""
     trees: list[ast.Module] = []
     for code in blocks:
         try:
             trees.append(parse_cell(code))
         except SyntaxError:
             continue
+    return scan_trees(trees)
+
+
+def scan_trees(trees: Sequence[ast.Module]) -> Scan:
+    """The risks in an attempt's blocks, and every name they call or import."""
+    risks: list[Risk] = []
     scope = scope_of(trees)  # the blocks run one after another, so a name bound in one holds in the next
     calls: set[str] = set(scope.aliases.values())
-    for tree in trees:
-        for node in ast.walk(tree):
+    for node in scope.nodes:
+        if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
             risks.extend(_node_risks(node, scope, calls))
     unique = {(r.kind, r.name, r.line): r for r in risks}
     return Scan(tuple(unique.values()), frozenset(calls))
+
+
+def _risky_call(name: str) -> tuple[str, str, str] | None:
+    """The first RISKY_CALLS entry whose pattern matches the called name."""
+    m = _RISKY_CALL.match(name)
+    return None if m is None or m.lastgroup is None else RISKY_CALLS[int(m.lastgroup[1:])]
+
+
+# The only nodes _node_risks finds anything in.
+_JUDGED = (ast.Call, ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign)
 
 
 def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
@@ -174,14 +201,14 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
             return [Risk(f.kind, f.name or name, f.why, line) for f in found]
         if dropped := sql.sql_findings(node, name, scope):
             return [Risk("delete", name, why, line) for why in dropped]
-        for pattern, kind, why in RISKY_CALLS:
-            if fnmatchcase(name, pattern):
-                if kind == "delete":  # say what goes: the path(s) given, or the path a method is called on
-                    two = name.endswith(("rename", "replace", "move"))
-                    paths = [node.func.value] if pattern.startswith("*") and isinstance(node.func, ast.Attribute) \
-                        else node.args[:2 if two else 1]
-                    why += (": " + " -> ".join(writes.shown(p, scope) for p in paths)) if paths else ""
-                return [Risk(kind, name, why, line)]
+        if (risky := _risky_call(name)) is not None:
+            pattern, kind, why = risky
+            if kind == "delete":  # say what goes: the path(s) given, or the path a method is called on
+                two = name.endswith(("rename", "replace", "move"))
+                paths = [node.func.value] if pattern.startswith("*") and isinstance(node.func, ast.Attribute) \
+                    else node.args[:2 if two else 1]
+                why += (": " + " -> ".join(writes.shown(p, scope) for p in paths)) if paths else ""
+            return [Risk(kind, name, why, line)]
         if isinstance(node.func, ast.Attribute) and dotted(node.func.value, aliases) == "sys.modules":
             return [Risk("modules", name, "changes sys.modules", line)]
         return []
@@ -205,10 +232,8 @@ def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Ri
     target = dotted(node, scope.aliases)  # getattr(os, 'system') -> os.system; import_module('os') -> os
     if name == "getattr":
         if target is not None:
-            for pattern, kind, why in RISKY_CALLS:
-                if fnmatchcase(target, pattern):
-                    return [Risk(kind, target, f"{why} (looked up with getattr)", line)]
-            return []
+            risky = _risky_call(target)
+            return [] if risky is None else [Risk(risky[1], target, f"{risky[2]} (looked up with getattr)", line)]
         owner = dotted(node.args[0], scope.aliases) if node.args else None
         if owner is not None and owner.split(".")[0] in _HIDDEN and len(node.args) > 1:
             return [Risk("eval", "getattr", f"looks up a name in {owner} computed at run time", line)]

@@ -66,18 +66,22 @@ def may_change(blocks: Iterable[str]) -> set[str]:
             tree = parse_cell(code)
         except SyntaxError:
             continue
-        names |= _scan(tree)
+        names |= _scan(tree, "global" in code)
     return names
 
 
-def _scan(tree: ast.Module) -> set[str]:
+def _scan(tree: ast.Module, has_global: bool = True) -> set[str]:
     names: set[str] = set()
     declared_global: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if has_global else ():  # a walk of its own: skipped when it cannot find any
         if isinstance(node, ast.Global):
             declared_global.update(node.names)
 
-    def visit(node: ast.AST, in_function: bool) -> None:
+    # Depth first with a stack, not recursion through ast.iter_child_nodes: a dozen lines of
+    # generated code are ~150 nodes, and this scan runs at every checkpoint.
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_function = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if not in_function:
                 names.add(node.name)
@@ -95,11 +99,18 @@ def _scan(tree: ast.Module) -> set[str]:
             names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
         elif isinstance(node, ast.Call):
             _call(node, names)
-        for child in ast.iter_child_nodes(node):
-            visit(child, in_function)
-
-    visit(tree, False)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                stack.append((value, in_function))
+            elif isinstance(value, list):
+                stack.extend((item, in_function) for item in value
+                             if isinstance(item, ast.AST) and not isinstance(item, _LEAVES))
     return names
+
+
+# Nodes with nothing below them and nothing to find: Load/Store, operators.
+_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
 def _add(names: set[str], name: str | None) -> None:

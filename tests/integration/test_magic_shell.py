@@ -87,7 +87,7 @@ def test_follow_up_carries_the_previous_exchange(ip: Any, model_server: Scripted
 def test_config_and_environment(ip: Any, model_server: ScriptedOpenAIServer,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUPYTER_AI_CI_MODEL", "env-model")
-    from jupyter_ai_ci.drivers.magic import AskMagics
+    from jupyter_ai_ci.drivers.magic_entry import AskMagics
 
     ip.register_magics(AskMagics)  # picks up the environment
     model_server.script("a")

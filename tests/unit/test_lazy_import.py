@@ -15,8 +15,9 @@ from typing import Any
 
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
-# What load_ext may import of ours: the package, the settings, and the light magics.
-EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry"]
+# What load_ext may import of ours: the package, the settings, the light magics and the kernel tracker.
+EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.context", "jupyter_ai_ci.context.tracker",
+                 "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry"]
 # The run stack, and what it pulls in; none of it belongs to loading.
 FORBIDDEN = ("asyncio", "openai", "httpx", "httpx2", "urllib.request", "jupyter_ai_ci.core.loop", "jupyter_ai_ci.run",
              "jupyter_ai_ci.model", "jupyter_ai_ci.context.kernel_state")
@@ -93,40 +94,48 @@ def test_ask_works_after_lazy_loading_and_sees_the_cells_since_the_load(
     model_server.script("```python\ndoubled = loaded * 2\n```")
     out = run_child("""
 result, _ = quiet("%load_ext jupyter_ai_ci\\nloaded = 21\\n1/0")  # the tracker must see this cell
-out["tracker_after_load"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+out["tracker_after_load"] = "jupyter_ai_ci.context.tracker" in sys.modules
 quiet("plain = 'kept'")
-out["tracker_after_next"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+out["context_before_ask"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
 result, printed = quiet("%%ask\\ndouble loaded")
 out["success"] = result.success
 out["printed"] = printed
 out["doubled"] = ip.user_ns.get("doubled")
 out["timings"] = ip.magics_manager.registry["AskMagics"].last_timings.total > 0
 """, tmp_path)
-    assert out["tracker_after_load"] is False and out["tracker_after_next"] is True
+    assert out["tracker_after_load"] is True and out["context_before_ask"] is False
     assert out["success"] and out["doubled"] == 42 and out["timings"]
     assert "✓ done in 1 attempt" in out["printed"]
     sent = model_server.request_texts()[0]
     assert "loaded: int = 21" in sent and "plain: str" in sent
-    # The load cell's error was recorded, though the tracker started a cell later.
+    # The load cell's error was recorded: the tracker starts within the cell that loads it.
     assert "raised ZeroDivisionError: division by zero" in sent
 
 
 def test_line_ask_outside_a_cell_and_unload(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     model_server.script("It is 7.")
     out = run_child("""
+def state():
+    m = ip.magics_manager
+    return {"hooks": {e: len(ip.events.callbacks[e]) for e in ("pre_run_cell", "post_run_cell")},
+            "magics": {k: sorted(m.magics[k]) for k in ("line", "cell")},
+            "ours": "AskMagics" in m.registry, "transformers": len(ip.input_transformers_cleanup),
+            "publish": ip.display_pub.publish}
+before = state()
 ip.run_line_magic("load_ext", "jupyter_ai_ci")
-hooks = {e: len(ip.events.callbacks[e]) for e in ("pre_run_cell", "post_run_cell")}
 ip.run_line_magic("unload_ext", "jupyter_ai_ci")
-out["hooks_back"] = {e: len(ip.events.callbacks[e]) for e in hooks} == {e: n - 1 for e, n in hooks.items()}
-out["ask_gone"] = "ask" not in ip.magics_manager.magics["cell"]
-out["tracker"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
+out["back"] = state() == before
+out["context"] = "jupyter_ai_ci.context.kernel_state" in sys.modules
 ip.run_line_magic("load_ext", "jupyter_ai_ci")
 with contextlib.redirect_stdout(io.StringIO()) as buf:
-    ip.run_line_magic("ask", "what is seven")  # no cell, so no pre_run_cell before it
+    ip.run_line_magic("ask", "what is seven")  # no cell ran since the load
 out["answer"] = buf.getvalue()
+ip.run_line_magic("ask_usage", "")  # the implementation is loaded now: unloading must undo it too
 ip.run_line_magic("unload_ext", "jupyter_ai_ci")
-out["after"] = {e: len(ip.events.callbacks[e]) for e in hooks} == {e: n - 1 for e, n in hooks.items()}
+out["after"] = state() == before
+out["left"] = [n for k in ("line", "cell") for n in ip.magics_manager.magics[k] if n.startswith("ask")]
 """, tmp_path)
-    assert out["hooks_back"] and out["ask_gone"] and out["tracker"] is False
+    assert out["back"] and out["context"] is False
     assert "It is 7." in out["answer"]
-    assert out["after"]
+    # %ask, %%ask, %ask_usage, %ask_replay, the registered AskMagics, hooks and transformers: all gone.
+    assert out["after"] and out["left"] == []

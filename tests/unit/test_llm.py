@@ -135,3 +135,17 @@ def test_max_tokens_is_sent_only_when_set(model_server: ScriptedOpenAIServer) ->
     client(model_server, max_tokens=64).complete(HI)
     assert "max_tokens" not in model_server.requests[0]
     assert model_server.requests[1]["max_tokens"] == 64
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_extra_body_fields_arrive_in_the_request_body(model_server: ScriptedOpenAIServer, stream: bool) -> None:
+    # Server-specific fields (the local model's repeat_penalty) go into the JSON body itself,
+    # next to the standard ones, and win over them as the SDK's extra_body does.
+    model_server.script("a")
+    extra = (("repeat_penalty", 1.0), ("top_k", 40), ("temperature", 0.5))
+    client(model_server, stream=stream, temperature=0.0, extra_body=extra).complete(HI)
+    sent = model_server.requests[0]
+    assert sent["repeat_penalty"] == 1.0 and sent["top_k"] == 40
+    assert sent["temperature"] == 0.5
+    assert sent["model"] == "m" and sent["messages"] == [{"role": "user", "content": "hi"}]
+    assert sent["stream"] is stream and ("stream_options" in sent) is stream

@@ -11,7 +11,8 @@ from typing import Any
 
 from jupyter_ai_ci.context.build import CellRecord
 from jupyter_ai_ci.context.environment import data_files, library_versions
-from jupyter_ai_ci.context.kernel_state import _bound_names, merged_cells, without_excluded
+from jupyter_ai_ci.context.kernel_state import merged_cells, without_excluded
+from jupyter_ai_ci.context.tracker import _bound_names
 from jupyter_ai_ci.notebook.reader import notebook_cells, session_notebook
 
 

@@ -47,6 +47,18 @@ def test_known_values_of_secret_variables_and_environment() -> None:
     assert not is_secret_name("pwd")  # a working directory far more often than a password
 
 
+def test_the_process_environment_is_read_again_when_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its scan is kept while the environment is unchanged; a key set meanwhile still counts.
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "first-value-123")
+    assert "first-value-123" in secret_values({})
+    assert secret_values({}) == secret_values({})
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "second-value-456")
+    found = secret_values({})
+    assert "second-value-456" in found and "first-value-123" not in found
+    monkeypatch.delenv("MY_SERVICE_TOKEN")
+    assert "second-value-456" not in secret_values({})
+
+
 def test_a_cut_never_leaves_half_a_key() -> None:
     key = "sk-abcdefghijklmnopqrstuvwxyz0123456789"
     for position in range(0, 3000, 37):  # wherever the key falls relative to the cuts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
 from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
 from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
-from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
+from jupyter_ai_ci.run.flow import run_sync
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 
@@ -99,3 +101,33 @@ def test_bad_requests_and_no_endpoint_say_what_to_do(monkeypatch: pytest.MonkeyP
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(NoEndpoint, match="OPENAI_API_KEY"):
         Run(Session(AICISettings(local_fallback=False)), "hi").check()
+
+
+class SlowKernel:
+    """The magic's kernel as run_sync sees it, whose secrets take a known time to read."""
+
+    PAUSE = 0.02
+
+    def snapshot(self, query: object) -> Snapshot:
+        return snapshot()
+
+    def secrets(self) -> tuple[str, ...]:
+        time.sleep(self.PAUSE)
+        return (SECRET,)
+
+
+class ShowingReporter(SilentReporter):
+    def model_text(self, text: str) -> None:
+        time.sleep(SlowKernel.PAUSE)
+
+
+def test_own_time_counts_starting_masking_showing_and_recording() -> None:
+    # Reading the secrets at the start and before the model call, masking, and showing the
+    # streamed text are ours: the model's time is only its own call.
+    s, _ = session("```python\ny = 2\n```")
+    run = Run(s, "set y", Options(), source="test")
+    timings = Timings()
+    result = run_sync(run, SlowKernel(), NamespaceExecutor(), ShowingReporter(), None, timings)  # type: ignore[arg-type]
+    assert result.outcome.status == "success" and result.timings is timings
+    assert timings.model < SlowKernel.PAUSE
+    assert timings.own >= 3 * SlowKernel.PAUSE
