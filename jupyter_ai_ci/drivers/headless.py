@@ -18,7 +18,16 @@ from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor, LocalKernel
 from jupyter_ai_ci.executors.transact import WHY_NOT
-from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, load_or_create, save, set_outputs
+from jupyter_ai_ci.notebook.document import (
+    Node,
+    NotebookSink,
+    cell_records,
+    drop_generated,
+    generated_for,
+    load_or_create,
+    save,
+    set_outputs,
+)
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Run
@@ -79,7 +88,12 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
         raise UsageProblem(f"cannot read {path} as a notebook ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0][:200]}); it was not changed") from None
     run = Run(session, request, options, thread=str(path), replay_dir=path.parent, source="cli",
-              say=lambda text: reporter.notice(Notice("context", text.strip(" ·\n"))) if reporter else None)
+              say=lambda text: reporter.notice(Notice("context", text.strip(" ·\n"))) if reporter else None,
+              held_by=generated_for(nb, request))
+    if run.held_by:
+        n = len(run.held_by)
+        return RunResult(path, EXIT_OK, f"already done: {n} cell{'' if n == 1 else 's'} in the notebook hold this "
+                         "request's code; the notebook was not changed (--regenerate asks the model again)")
     run.check()
     timings = Timings()
     connection = await start_kernel(kernel, path.parent)
@@ -119,6 +133,8 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
         early = " (the same error twice)" if outcome.early_stop else ""
         return RunResult(path, EXIT_GAVE_UP, f"gave up after {tries}{early}; last error: {why}; "
                          "the notebook was not changed", outcome, timings, executor.executions)
+    if options.regenerate:
+        drop_generated(nb, request)  # the new cells replace the old ones, never both
     sink = NotebookSink(nb, executor.execution_count)
     where = sink.insert(outcome.cells, result.provenance, outcome.answer)
     save(nb, path)

@@ -1,7 +1,8 @@
 """``%%ask``, ``%ask_usage`` and ``%ask_replay``: the magic driver of the agent loop.
 
 What ``%load_ext`` registers (settings, arguments, help) is ``drivers.magic_entry``;
-this module, and the whole run it imports, is loaded at the first call.
+this module, and the whole run it imports, is loaded at the first call.  It imports
+nothing from ``magic_entry``: the settings and the shell come as arguments.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from IPython.core.error import UsageError
 
+from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.core.usage import render
-from jupyter_ai_ci.drivers.magic_entry import AskMagics, finish_tracking_handover, keep_question_marks
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted, UsageProblem
 from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
+from jupyter_ai_ci.notebook import once
 from jupyter_ai_ci.notebook.comm import CommSink, frontend_info
 from jupyter_ai_ci.notebook.replay import ReplayStore
 from jupyter_ai_ci.notebook.sinks import CellSink, NextInputSink
@@ -27,10 +31,6 @@ from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
-
-# AskMagics and keep_question_marks lived here before the split; older imports keep working.
-__all__ = ["AskMagics", "MagicDriver", "PrintReporter", "keep_question_marks"]
-
 
 class PrintReporter:
     """Tells the user what happens by printing: works in every frontend
@@ -72,18 +72,15 @@ class PrintReporter:
 
 
 class MagicDriver:
-    """The work of ``%%ask``, ``%ask_usage`` and ``%ask_replay`` for one ``AskMagics``,
-    which holds the settings (read at each call, so ``%config`` applies at once)."""
+    """The work of ``%%ask``, ``%ask_usage`` and ``%ask_replay`` for one ``AskMagics``:
+    ``settings`` is that instance, read at each call, so ``%config`` applies at once."""
 
-    def __init__(self, magics: AskMagics) -> None:
-        self.magics = magics
-        self.shell = magics.shell
-        self.session = Session(magics)  # conversation, usage, model clients: see run/session.py
+    def __init__(self, settings: AICISettings, shell: Any) -> None:
+        self.settings = settings
+        self.shell = shell
+        self.session = Session(settings)  # conversation, usage, model clients: see run/session.py
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
-        if self.shell is not None:
-            # A %ask run outside any cell (run_line_magic) comes before the first pre_run_cell.
-            finish_tracking_handover(self.shell)
 
     def _show_context(self, run: Run, fresh: bool) -> None:
         query = run.query()
@@ -115,19 +112,20 @@ class MagicDriver:
         reporter = PrintReporter("")
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
-                      say=lambda text: print(text, end=""))
+                      say=lambda text: print(text, end=""), held_by=once.held_by_cells(self.shell, request))
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
         if args.show_context:  # a preview: it changes nothing, --new included
             self._show_context(run, fresh=args.new)
             return
         reporter.model = run.endpoint.model
-        m = self.magics
+        m = self.settings
         executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes)
         self.last_timings = Timings()
         try:
-            result = run_sync(run, InProcessKernel(self.shell), executor, reporter,
-                              StdinApprover(self.shell, reporter._say), self.last_timings)
+            with once.running(self.shell):
+                result = run_sync(run, InProcessKernel(self.shell), executor, reporter,
+                                  StdinApprover(self.shell, reporter._say), self.last_timings)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None
@@ -135,10 +133,10 @@ class MagicDriver:
         self._finish(result)
 
     def ask_usage(self) -> None:
-        print(render(self.session.usage, self.magics.prices))
+        print(render(self.session.usage, self.settings.prices))
 
     def ask_replay(self, args: Namespace) -> None:
-        store = ReplayStore(os.path.join(os.getcwd(), self.magics.replay_file))
+        store = ReplayStore(os.path.join(os.getcwd(), self.settings.replay_file))
         if args.clear:
             print(f"cleared {store.clear()} replay record(s) from {store.path}")
             return
@@ -153,6 +151,11 @@ class MagicDriver:
         if frontend_info(self.shell) is not None:
             return CommSink(self.shell)
         return NextInputSink(self.shell)
+
+    def _applied(self, outcome: Any, ids: Sequence[str]) -> None:
+        # This cell ran the code: its generated cells must not run it again (notebook/once.py).
+        if outcome.status == "success":
+            once.note_applied(self.shell, [c.code for c in outcome.cells], ids)
 
     def _finish(self, result: Result) -> None:
         outcome = result.outcome
@@ -173,11 +176,18 @@ class MagicDriver:
         if outcome.status == "answered":
             print(f"· answered without code ({tokens})")
             return
-        if outcome.requests == 0:
-            # A replay: the cells from the first run are already in the notebook.
+        if result.held:
+            return  # its generated cells run the code; the notice said so
+        if frontend_info(self.shell) is None and outcome.requests == 0:
+            # A replay where nobody can say which cells the notebook holds (nbclient, VS Code):
+            # the generated cells, if any, follow and are known by their code (notebook/once.py).
             where = "replayed code; its cells are the ones generated before"
+            self._applied(outcome, ())
         else:
-            where = self._sink().insert(outcome.cells, result.provenance)
+            once.retire_generated(self.shell)  # the cells these replace must not run after them
+            sink = self._sink()
+            where = sink.insert(outcome.cells, result.provenance)
+            self._applied(outcome, getattr(sink, "ids", ()))
         if outcome.status == "not-run":
             print(f"· not run (--no-run): {where} ({tokens})")
             return

@@ -1,5 +1,3 @@
-# IPython's magic decorators are untyped: the same relaxations as drivers.magic had in pyproject.
-# mypy: disallow-subclassing-any=False, disallow-untyped-decorators=False, disallow-untyped-calls=False
 """What ``%load_ext jupyter_ai_ci`` registers, and nothing that does the work.
 
 ``AskMagics`` carries the settings (``%config AskMagics`` lists its traits
@@ -7,24 +5,24 @@ before any request), the magics' arguments and their help; the work is in
 ``drivers.magic``, imported on the first call, because it pulls in the whole
 run (loop, context, executors, safety) and costs ~8x IPython's own
 ``%load_ext autoreload`` (``bench/bench_load_ext.py``).  So this module
-imports only IPython's magic machinery and ``config`` (traitlets alone).
+imports only IPython's magic machinery, ``config`` (traitlets alone) and the
+kernel tracker (``context.tracker``, standard library only), which must see
+every cell from the load on.
 
-The kernel tracker (assignment order, errors, displays: ``context.kernel_state``)
-must see every cell from the load on, but its module is the expensive half of
-the context.  Until the first cell after the load it is stood in for by
-``_TrackerHandover``, which keeps what the tracker would have seen by then.
+The implementation gets what it needs (the settings, the shell) as arguments
+and imports nothing from here, so the two modules form no cycle.
 """
 
 from __future__ import annotations
 
 import sys
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.context.tracker import forget, tracker_for
 
 if TYPE_CHECKING:
     from jupyter_ai_ci.core.usage import UsageLog
@@ -32,69 +30,6 @@ if TYPE_CHECKING:
     from jupyter_ai_ci.events import Message, Outcome
     from jupyter_ai_ci.run.drive import Timings
     from jupyter_ai_ci.run.session import Session
-
-_KERNEL_STATE = "jupyter_ai_ci.context.kernel_state"
-
-
-class _TrackerHandover:
-    """Starts ``kernel_state``'s tracker at the first cell after the load, as if it
-    had been started at the load: the namespace as it was then, and the cell
-    that ran ``%load_ext`` (if any), are handed to it."""
-
-    def __init__(self, shell: Any) -> None:
-        self.shell = shell
-        # Same snapshot the tracker takes when it starts: identities only, never values.
-        self.ids = {name: id(value) for name, value in list(shell.user_ns.items()) if not name.startswith("_")}
-        self.load_cell: Any = None
-        shell.events.register("post_run_cell", self.post_run_cell)
-        shell.events.register("pre_run_cell", self.pre_run_cell)
-
-    def post_run_cell(self, result: Any) -> None:
-        self.load_cell = result  # the cell that loaded us; nothing runs between it and the next
-
-    def pre_run_cell(self, info: Any) -> None:
-        self.finish()
-
-    def cancel(self) -> None:
-        for event, hook in (("post_run_cell", self.post_run_cell), ("pre_run_cell", self.pre_run_cell)):
-            if hook in self.shell.events.callbacks[event]:
-                self.shell.events.unregister(event, hook)
-        _handovers.pop(self.shell, None)
-
-    def finish(self) -> None:
-        self.cancel()
-        from jupyter_ai_ci.context.kernel_state import tracker_for
-
-        tracker = tracker_for(self.shell)
-        if self.load_cell is not None and tracker.tick == 0:
-            tracker._ids = self.ids  # what the namespace was at the load, so the load cell's changes count
-            tracker.post_run_cell(self.load_cell)
-
-
-_handovers: weakref.WeakKeyDictionary[Any, _TrackerHandover] = weakref.WeakKeyDictionary()
-
-
-def start_tracking(shell: Any) -> None:
-    """Record assignment order and errors from now on (cheaply until the first cell)."""
-    if _KERNEL_STATE in sys.modules:  # already paid for: start the tracker itself
-        sys.modules[_KERNEL_STATE].tracker_for(shell)
-    elif shell not in _handovers:
-        _handovers[shell] = _TrackerHandover(shell)
-
-
-def finish_tracking_handover(shell: Any) -> None:
-    """Called by the implementation before it reads the tracker (a ``%ask`` run outside a cell)."""
-    handover = _handovers.get(shell)
-    if handover is not None:
-        handover.finish()
-
-
-def stop_tracking(shell: Any) -> None:
-    handover = _handovers.get(shell)
-    if handover is not None:
-        handover.cancel()
-    if _KERNEL_STATE in sys.modules:  # else no tracker was ever started
-        sys.modules[_KERNEL_STATE].forget(shell)
 
 
 @magics_class
@@ -105,14 +40,14 @@ class AskMagics(Magics, AICISettings):
         super().__init__(shell=shell, **kwargs)
         self._driver: MagicDriver | None = None
         if shell is not None:
-            start_tracking(shell)
+            tracker_for(shell)  # from now on, assignment order, errors and displays are recorded
 
     def driver(self) -> MagicDriver:
         """The implementation, made (and its modules imported) on first use."""
         if self._driver is None:
             from jupyter_ai_ci.drivers.magic import MagicDriver
 
-            self._driver = MagicDriver(self)
+            self._driver = MagicDriver(self, self.shell)
         return self._driver
 
     # What tests and bench/ read from the registered instance; each loads the implementation.
@@ -225,14 +160,33 @@ def keep_question_marks(lines: list[str]) -> list[str]:
 def register(shell: Any) -> None:
     """``load_ipython_extension``: the magics, the transformer, the tracker."""
     shell.register_magics(AskMagics)
-    if keep_question_marks not in shell.input_transformers_cleanup:
-        shell.input_transformers_cleanup.append(keep_question_marks)
+    for transform in (keep_question_marks, run_once):
+        if transform not in shell.input_transformers_cleanup:
+            shell.input_transformers_cleanup.append(transform)
+
+
+def run_once(lines: list[str]) -> list[str]:
+    """Skips a generated cell whose code its ``%%ask`` cell already ran (``notebook/once.py``).
+    Until a ``%%ask`` has run, that module is not loaded and there is nothing to skip."""
+    once = sys.modules.get("jupyter_ai_ci.notebook.once")
+    return lines if once is None else once.once(lines)  # type: ignore[no-any-return]
 
 
 def unregister(shell: Any) -> None:
     """``unload_ipython_extension``.  IPython has no public way to unregister magics; ours go by name."""
-    stop_tracking(shell)  # stop recording assignment order
-    for kind in ("line", "cell"):
-        shell.magics_manager.magics[kind].pop("ask", None)
-    if keep_question_marks in shell.input_transformers_cleanup:
-        shell.input_transformers_cleanup.remove(keep_question_marks)
+    forget(shell)  # stop recording assignment order
+    manager = shell.magics_manager
+    for kind, names in AskMagics.magics.items():  # %ask, %%ask, %ask_usage, %ask_replay
+        for name in names:
+            manager.magics[kind].pop(name, None)
+    magics = manager.registry.get(AskMagics.__name__)
+    if isinstance(magics, AskMagics):  # its session goes with it: a new load starts afresh
+        del manager.registry[AskMagics.__name__]
+        if magics in getattr(shell, "configurables", ()):
+            shell.configurables.remove(magics)  # else %config AskMagics would show this one after a reload
+    once = sys.modules.get("jupyter_ai_ci.notebook.once")
+    if once is not None:
+        once.forget(shell)
+    for transform in (keep_question_marks, run_once):
+        if transform in shell.input_transformers_cleanup:
+            shell.input_transformers_cleanup.remove(transform)

@@ -19,6 +19,7 @@ the marker and the magic uses ``NextInputSink``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import uuid
 from typing import Any
 
 from jupyter_ai_ci.events import Cell
@@ -60,19 +61,21 @@ class CommSink:
     def __init__(self, shell: Any, create: CommFactory = create_comm) -> None:
         self.shell = shell
         self.create_comm = create
+        self.ids: tuple[str, ...] = ()  # of the cells last inserted: chosen here, so the kernel knows them
 
     def insert(self, cells: Sequence[Cell], provenance: dict[str, Any]) -> str:
         if not cells:
             return "nothing to insert"
         ask_id = ask_cell_id(self.shell)
         meta = {METADATA_KEY: {**provenance, "ask_cell_id": ask_id}}
+        self.ids = tuple(uuid.uuid4().hex for _ in cells)
         payload = {
             "type": "insert",
             "protocol": PROTOCOL,
             "ask_cell_id": ask_id,
             "cells": [
-                {"source": c.code, "outputs": list(c.result.outputs), "metadata": meta}
-                for c in cells
+                {"id": i, "source": c.code, "outputs": list(c.result.outputs), "metadata": meta}
+                for i, c in zip(self.ids, cells, strict=True)
             ],
         }
         comm = self.create_comm(target_name=TARGET, data=payload)

@@ -103,3 +103,33 @@ class NotebookSink:
                 answer.strip(), metadata={METADATA_KEY: dict(provenance, role="answer")}))
         n = len(cells)
         return f"{n} code cell{'' if n == 1 else 's'} appended"
+
+
+def generated_for(nb: Node, request: str) -> tuple[str, ...]:
+    """Ids of the code cells an earlier run appended to ``nb`` for ``request``: they hold its
+    code, so running it again would append (and apply) it twice (docs/reproducibility.md)."""
+    found = []
+    for i, c in enumerate(nb.cells):
+        meta = c.get("metadata", {}).get(METADATA_KEY, {})
+        if c.cell_type == "code" and str(meta.get("request", "")).strip() == request.strip():
+            found.append(str(c.get("id") or i))
+    return tuple(found)
+
+
+def drop_generated(nb: Node, request: str) -> int:
+    """Remove what an earlier run appended for ``request`` (its request heading, cells and
+    answer) before a regenerated run appends anew: replaced, never both."""
+    def ours(c: Node) -> bool:
+        return str(c.get("metadata", {}).get(METADATA_KEY, {}).get("request", "")).strip() == request.strip()
+
+    keep: list[Node] = []
+    for c in nb.cells:
+        heading = c.get("metadata", {}).get(METADATA_KEY, {}).get("role") == "request"
+        if ours(c) and keep and keep[-1].get("metadata", {}).get(METADATA_KEY, {}).get("role") == "request" \
+                and not heading:
+            keep.pop()  # the "ai-ci request" heading right above the cells it introduced
+        if not ours(c) or heading:
+            keep.append(c)
+    dropped = len(nb.cells) - len(keep)
+    nb.cells = keep
+    return dropped

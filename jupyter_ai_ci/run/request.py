@@ -22,7 +22,7 @@ from jupyter_ai_ci.core.loop import agent_loop
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.usage import Entry
 from jupyter_ai_ci.errors import UsageProblem
-from jupyter_ai_ci.events import CallModel, LoopGen, Message, Outcome
+from jupyter_ai_ci.events import CallModel, LoopGen, Message, Notice, Outcome
 from jupyter_ai_ci.model.client import Endpoint
 from jupyter_ai_ci.notebook.replay import (
     Record,
@@ -60,16 +60,29 @@ class Result:
     usage: Entry  # this request's line in the session's usage
     replayed: bool
     timings: Timings = field(default_factory=Timings)
+    held: int = 0  # the notebook's generated cells hold the code: nothing ran here
+
+
+def held_in_cells(n: int) -> LoopGen:
+    """The loop when the notebook's generated cells hold the code: they run it, in their
+    turn; running it here too would apply every in-place step twice."""
+    said = ("the generated cell below: it holds this request's code and runs it in its turn" if n == 1 else
+            f"its {n} generated cells below: they hold this request's code and run it in their turn")
+    yield Notice("replay", f"replayed by {said}, so this cell runs nothing (--regenerate asks the model again)")
+    return Outcome("not-run", reason="held by its generated cells")
 
 
 class Run:
     def __init__(self, session: Session, request: str, options: Options = Options(), *, thread: str = "",
                  replay_dir: str | os.PathLike[str] | None = None, source: str = "",
-                 say: Callable[[str], None] = lambda text: None) -> None:
+                 say: Callable[[str], None] = lambda text: None, held_by: Sequence[str] = ()) -> None:
         self.request = request.strip()
         if not self.request:
             raise UsageProblem("the request is empty: say what you want done")
         self.session, self.options, self.thread, self.source = session, options, thread, source
+        # The generated cells the notebook already holds for this request (docs/reproducibility.md:
+        # the cells are the code).  --regenerate asks the model whatever they hold.
+        self.held_by = () if options.regenerate else tuple(held_by)
         s = session.settings
         if options.new:
             session.conversation(thread).clear()
@@ -92,7 +105,8 @@ class Run:
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
-        self.endpoint.check()  # a local model's endpoint is always set
+        if not self.held_by:  # the generated cells run without a model
+            self.endpoint.check()  # a local model's endpoint is always set
 
     def query(self) -> Query:
         """What to ask the kernel for (``context.snapshot``)."""
@@ -123,7 +137,10 @@ class Run:
         if self.store is not None and not self.options.regenerate:
             self.record = self.store.get(self.key)
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
-        if self.record is not None:
+        if self.held_by:
+            loop.close()
+            loop = held_in_cells(len(self.held_by))
+        elif self.record is not None:
             loop = replaying(loop, self.record)
         return loop, MaskingClient(self.client, self._known(snapshot, live_secrets))
 
@@ -142,6 +159,10 @@ class Run:
     def finish(self, outcome: Outcome, timings: Timings | None = None) -> Result:
         """Record the outcome: usage, the replay record, the conversation, provenance."""
         # Replayed: answered from the record alone (a failed replay goes live, and is not).
+        if self.held_by:  # nothing ran and nothing was asked: nothing to record
+            return Result(outcome, self.endpoint, {}, self.session.usage.add(
+                self.request, self.endpoint.model, outcome, replayed=True), True, timings or Timings(),
+                held=len(self.held_by))
         replayed = self.record is not None and outcome.requests == 0
         entry = self.session.usage.add(self.request, self.endpoint.model, outcome, replayed=replayed)
         # A secret typed into the request is masked at rest too (the record, the cell metadata).

@@ -12,15 +12,21 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
-import { insertAskResults } from './notebook';
+import { generatedLayout, insertAskResults } from './notebook';
 import { COMM_TARGET, PROTOCOL } from './tokens';
 
 const MARKER = 'jupyter_ai_ci_frontend';
-const ANNOUNCE = `try:
-    get_ipython().${MARKER} = {"protocol": ${PROTOCOL}, "frontend": "jupyterlab"}
+
+/** The announcement, with the notebook's generated cells (``notebook/once.py``).  The
+ * layout travels as a JSON string literal, which Python reads as a string literal too. */
+function announcement(panel: NotebookPanel): string {
+  const info = JSON.stringify({ protocol: PROTOCOL, frontend: 'jupyterlab', layout: generatedLayout(panel) });
+  return `try:
+    get_ipython().${MARKER} = __import__("json").loads(${JSON.stringify(info)})
 except Exception:
     pass
 `;
+}
 
 function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void {
   const data = msg.content.data as JSONObject;
@@ -30,17 +36,17 @@ function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void
   }
 }
 
-function mark(kernel: Kernel.IKernelConnection): void {
+function mark(panel: NotebookPanel, kernel: Kernel.IKernelConnection): void {
   if (!kernel.isDisposed && kernel.status !== 'dead') {
-    kernel.requestExecute({ code: ANNOUNCE, silent: true, store_history: false }, true);
+    kernel.requestExecute({ code: announcement(panel), silent: true, store_history: false }, true);
   }
 }
 
-async function announce(kernel: Kernel.IKernelConnection): Promise<boolean> {
+async function announce(panel: NotebookPanel, kernel: Kernel.IKernelConnection): Promise<boolean> {
   const info = await kernel.info;
   const python = info.language_info.name === 'python';
   if (python) {
-    mark(kernel);
+    mark(panel, kernel);
   }
   return python;
 }
@@ -51,7 +57,7 @@ function watch(panel: NotebookPanel, context: ISessionContext): void {
     if (kernel) {
       kernel.registerCommTarget(COMM_TARGET, (_comm, msg) => onCommOpen(panel, msg));
       python = false;
-      void announce(kernel).then(
+      void announce(panel, kernel).then(
         yes => (python = yes),
         () => undefined
       );
@@ -71,12 +77,28 @@ function watch(panel: NotebookPanel, context: ISessionContext): void {
     }
     if (status === 'restarting' || status === 'autorestarting') {
       restarting = true;
-      void Promise.resolve().then(() => mark(kernel));
+      void Promise.resolve().then(() => mark(panel, kernel));
     } else if (restarting && status === 'idle') {
       restarting = false;
-      mark(kernel);
+      mark(panel, kernel);
     }
   });
+  // Cells added, deleted or moved: tell the kernel before anything queued after the change
+  // runs (a later Run All).  Once per burst of changes.
+  let pending = false;
+  const changed = () => {
+    const kernel = context.session?.kernel;
+    if (pending || !kernel || !python) {
+      return;
+    }
+    pending = true;
+    void Promise.resolve().then(() => {
+      pending = false;
+      mark(panel, kernel);
+    });
+  };
+  panel.content.modelChanged.connect(() => panel.content.model?.cells.changed.connect(changed));
+  panel.content.model?.cells.changed.connect(changed);
 }
 
 /** Link every notebook's kernel, now and later. */

@@ -43,12 +43,14 @@ function cellIds(panel: NotebookPanel): string[] {
 export function insertCodeCells(
   panel: NotebookPanel,
   index: number,
-  cells: { source: string; metadata: JSONObject; outputs?: JSONObject[] }[]
+  cells: { source: string; metadata: JSONObject; outputs?: JSONObject[]; id?: string }[]
 ): void {
   const shared = panel.content.model!.sharedModel;
   shared.insertCells(
     index,
     cells.map(c => ({
+      // The kernel picks the ids of the cells %%ask generates: it knows them when they run.
+      ...(typeof c.id === 'string' ? { id: c.id } : {}),
       cell_type: 'code',
       source: c.source,
       metadata: c.metadata,
@@ -58,32 +60,50 @@ export function insertCodeCells(
   );
 }
 
-/** ``%%ask`` results: replace earlier results of the same ask cell, insert below it. */
+/** ``%%ask`` results: replace earlier results of the same ask cell (wherever they
+ * were moved), insert below it. */
 export function insertAskResults(
   panel: NotebookPanel,
   askCellId: string | null,
-  cells: { source: string; metadata: JSONObject; outputs: JSONObject[] }[]
+  cells: { source: string; metadata: JSONObject; outputs: JSONObject[]; id?: string }[]
 ): boolean {
   const model = panel.content.model;
   if (!model) {
     return false;
   }
-  const ids = cellIds(panel);
-  let at = askCellId ? ids.indexOf(askCellId) : panel.content.activeCellIndex;
+  const shared = model.sharedModel;
+  if (askCellId) {
+    // Re-running an %%ask cell replaces what it inserted last time, not piles up.
+    for (let i = shared.cells.length - 1; i >= 0; i--) {
+      const meta = shared.cells[i].getMetadata(METADATA_KEY) as JSONObject | undefined;
+      if (meta && meta.ask_cell_id === askCellId && shared.cells[i].getId() !== askCellId) {
+        shared.deleteCell(i);
+      }
+    }
+  }
+  const at = askCellId ? cellIds(panel).indexOf(askCellId) : panel.content.activeCellIndex;
   if (at < 0) {
     return false;
   }
-  const shared = model.sharedModel;
-  // Re-running an %%ask cell replaces what it inserted last time, not piles up.
-  while (at + 1 < shared.cells.length) {
-    const meta = shared.cells[at + 1].getMetadata(METADATA_KEY) as JSONObject | undefined;
-    if (!askCellId || !meta || meta.ask_cell_id !== askCellId) {
-      break;
-    }
-    shared.deleteCell(at + 1);
-  }
   insertCodeCells(panel, at + 1, cells);
   return true;
+}
+
+/** Which generated cells the notebook holds, per ``%%ask`` cell, and for which request:
+ * what the kernel needs to run each generated step once (``notebook/once.py``). */
+export function generatedLayout(panel: NotebookPanel): JSONObject {
+  const layout: { [ask: string]: { cells: string[]; request: string } } = {};
+  const model = panel.content.model;
+  for (const cell of model ? model.sharedModel.cells : []) {
+    const meta = cell.getMetadata(METADATA_KEY) as JSONObject | undefined;
+    const ask = meta?.ask_cell_id;
+    if (cell.cell_type !== 'code' || typeof ask !== 'string') {
+      continue;
+    }
+    const entry = (layout[ask] ??= { cells: [], request: String(meta?.request ?? '') });
+    entry.cells.push(cell.getId());
+  }
+  return layout as unknown as JSONObject;
 }
 
 class PanelTarget implements IRunTarget {
