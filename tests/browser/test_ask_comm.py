@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -102,3 +103,37 @@ def test_rerun_replaces_its_cells_and_a_restarted_kernel_is_linked_again(
     assert third.startswith("stamp ") and third not in (first, second)
     assert "1 new cell below" in cells.nth(1).locator(".jp-OutputArea").inner_text()
     assert len(model.requests) == 3 and model.misses == []
+
+
+SALES = ("import pandas as pd\n"
+         "sales = pd.DataFrame({'region': ['north', 'south', 'north', 'east'],\n"
+         "                      'revenue': [12.0, 20.0, 12.5, 4.0]})")
+MISSPELT = ("I'll group the revenue by region.\n"
+            "```python\ntotals = sales.groupby('regoin')['revenue'].sum()\ntotals\n```\n")
+FIXED = ("The column is `region`, not `regoin`.\n"
+         "```python\ntotals = sales.groupby('region')['revenue'].sum()\ntotals\n```\n")
+# The README's picture: JUPYTER_AI_CI_UPDATE_PICTURES=1 writes it into docs/img/.
+PICTURE = ARTIFACTS.parent / "docs" / "img" / "ask-fixes-keyerror.png"
+
+
+def test_ask_fixes_a_keyerror_from_its_traceback(page: Any, lab: dict[str, Any],
+                                                 model: ScriptedOpenAIServer) -> None:
+    model.script(MISSPELT, FIXED)
+    name = make_notebook(lab, "keyerror.ipynb", ["%load_ext jupyter_ai_ci", SALES,
+                                                 "%%ask\ntotal revenue by region"])
+    open_notebook(page, lab, name)
+    run_all(page)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length >= 4")
+    wait_idle(page)
+    shown = cells.nth(2).locator(".jp-OutputArea").inner_text()
+    assert "KeyError: 'regoin'" in shown and "done in 2 attempts" in shown
+    inserted = cells.nth(3)
+    assert "groupby('region')" in inserted.locator(".jp-InputArea-editor").inner_text()
+    assert "24.5" in inserted.locator(".jp-OutputArea").inner_text()  # north: 12.0 + 12.5
+    # The fix request carried the traceback of the failed attempt.
+    assert "KeyError" in json.dumps(model.requests[1]["messages"][-1])
+    page.screenshot(path=str(ARTIFACTS / "ask-fixes-keyerror.png"))
+    if os.environ.get("JUPYTER_AI_CI_UPDATE_PICTURES"):
+        PICTURE.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(PICTURE))
