@@ -128,7 +128,7 @@ def _verdict(book: Ledger, cell_id: str | None, source: str) -> str:
 def once(lines: list[str]) -> list[str]:
     """Input transformer (``input_transformers_cleanup``): skip a generated cell whose code
     already ran, or that was replaced.  A plain cell costs one attribute lookup."""
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
     book = getattr(shell, _ATTR, None)
@@ -143,7 +143,7 @@ def once(lines: list[str]) -> list[str]:
 
 def after_cell(result: Any) -> None:
     """``post_run_cell``, once per cell run: what the cell consumed of the ledger."""
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
     book = getattr(shell, _ATTR, None)
