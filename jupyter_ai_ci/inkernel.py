@@ -9,11 +9,12 @@ repository -- would run as soon as the user pressed Send, code they never chose 
 
 Sending our code itself is not an option (it is the whole package), and the server does
 not know where the kernel's environment keeps it.  So the expression imports with the
-working directory taken off ``sys.path`` for the duration of the call, and refuses a
-``jupyter_ai_ci`` that was already imported from there: one line that says what to do,
-the kernel untouched.  A kernel started inside a source checkout of jupyter_ai_ci
-itself (an editable install whose folder is the working directory) gets that refusal
-too: we cannot tell it from a planted copy.
+working directory taken off ``sys.path`` for the duration of the call -- ``''``, ``'.'``
+and the folder itself where it comes before the standard library (where ``python -m``
+and ipykernel put it); the same folder *after* the standard library was put there by the
+installation (a ``.pth`` file: an editable install of a checkout) and stays -- and it
+refuses a ``jupyter_ai_ci`` already imported from the working directory: one line that
+says what to do, the kernel untouched.
 """
 
 from __future__ import annotations
@@ -30,10 +31,13 @@ def _here(p, cwd):
         return False
 cwd = os.path.realpath(os.getcwd())
 saved = list(sys.path)
-sys.path[:] = [p for p in saved if not _here(p, cwd)]
+std = os.path.realpath(os.path.dirname(os.__file__))
+cut = next((i for i, p in enumerate(saved) if isinstance(p, str) and p and os.path.realpath(p) == std), len(saved))
+sys.path[:] = [p for i, p in enumerate(saved) if not (p in ('', '.') or (i < cut and _here(p, cwd)))]
+kept = {os.path.realpath(p) for p in sys.path if isinstance(p, str) and p}
 try:
     top = sys.modules.get('jupyter_ai_ci')
-    if top is not None:
+    if top is not None and cwd not in kept:
         where = [getattr(top, '__file__', None) or '', *getattr(top, '__path__', [])]
         if any(os.path.realpath(os.path.dirname(os.path.dirname(w) if w.endswith('.py') else w)) == cwd
                for w in where if w):
