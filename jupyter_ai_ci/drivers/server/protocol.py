@@ -107,6 +107,8 @@ def summary(outcome: Outcome) -> str:
                                     outcome.early_stop))
     if outcome.status == "answered":
         return f"Answered without code ({tokens})."
+    if outcome.status in ("refused", "over-budget") and outcome.reason:
+        return sentence(outcome.reason)  # why nothing ran, not "Done in 0 attempts"
     plural = "attempt" if n == 1 else "attempts"
     return f"Done in {n} {plural} ({tokens})."
 
