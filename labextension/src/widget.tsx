@@ -3,7 +3,7 @@
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
-import React, { useState } from 'react';
+import React, { useLayoutEffect, useRef, useState } from 'react';
 
 import { CodeBlock, Highlighter, Markdown, MarkdownRenderer, splitFences } from './markdown';
 import { ChatModel } from './model';
@@ -255,9 +255,36 @@ function ModelPicker(props: { model: ChatModel }): JSX.Element {
   );
 }
 
+/** Keep the newest message in view while it streams, unless the user scrolled up to read. */
+function useFollow(): React.RefObject<HTMLDivElement> {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) {
+      return;
+    }
+    const follow = () => {
+      el.scrollTop = el.scrollHeight;
+    };
+    let atEnd = true;
+    const onScroll = () => (atEnd = el.scrollHeight - el.scrollTop - el.clientHeight < 40);
+    // Markdown renders after React does: follow the content's size, not only renders.
+    const observer = new MutationObserver(() => atEnd && follow());
+    observer.observe(el, { childList: true, subtree: true, characterData: true });
+    el.addEventListener('scroll', onScroll);
+    follow();
+    return () => {
+      observer.disconnect();
+      el.removeEventListener('scroll', onScroll);
+    };
+  }, []);
+  return ref;
+}
+
 function ChatView(props: { model: ChatModel; renderers: IRenderers }): JSX.Element {
   const model = props.model;
   const config = model.config;
+  const entries = useFollow();
   return (
     <div
       className="jp-aici-chat"
@@ -284,7 +311,7 @@ function ChatView(props: { model: ChatModel; renderers: IRenderers }): JSX.Eleme
           New chat
         </button>
       </div>
-      <div className="jp-aici-entries">
+      <div className="jp-aici-entries" ref={entries}>
         {model.entries.map((entry, i) => (
           <EntryView
             key={i}
