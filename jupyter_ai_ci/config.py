@@ -26,6 +26,21 @@ class AICISettings(Configurable):
     def _default_model(self) -> str:
         return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
 
+    models = List(
+        Unicode(),
+        help="The models the chat sidebar may use: its model picker lists them, and a request "
+        "for any other name is refused (the panel's messages are untrusted; a name like "
+        "'local:/some/path' would start a process). Empty: only AICISettings.model.",
+    ).tag(config=True)
+
+    def offered_models(self) -> list[str]:
+        """The sidebar's allow-list, the default first: ``models``, else ``[model]``."""
+        offered = list(dict.fromkeys(m for m in self.models if m)) or [self.model]
+        if self.model in offered:
+            offered.remove(self.model)
+            offered.insert(0, self.model)
+        return offered
+
     base_url = Unicode(
         "",
         help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1. "

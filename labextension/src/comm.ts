@@ -13,6 +13,7 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
 import { generatedLayout, insertAskResults } from './notebook';
+import { CELL_ID, isPlainObject, parseCommCells } from './parse';
 import { COMM_TARGET, PROTOCOL } from './tokens';
 
 const MARKER = 'jupyter_ai_ci_frontend';
@@ -28,11 +29,13 @@ except Exception:
 `;
 }
 
+/** Anything in the kernel can open this comm: only cells as ``%%ask`` sends them are kept
+ * (``parseCommCells``), and they are inserted untrusted. */
 function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void {
   const data = msg.content.data as JSONObject;
-  if (data.type === 'insert' && data.protocol === PROTOCOL) {
-    const cells = (data.cells ?? []) as any[];
-    insertAskResults(panel, (data.ask_cell_id as string) ?? null, cells);
+  if (isPlainObject(data) && data.type === 'insert' && data.protocol === PROTOCOL) {
+    const ask = typeof data.ask_cell_id === 'string' && CELL_ID.test(data.ask_cell_id) ? data.ask_cell_id : null;
+    insertAskResults(panel, ask, parseCommCells(data.cells));
   }
 }
 

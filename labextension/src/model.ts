@@ -1,108 +1,44 @@
 /**
  * The chat's state and its conversation with the server: no DOM.
  *
- * One websocket per panel, opened on the first request.  The server drives
- * the run; this model shows what it says and runs cells when asked, through
- * the notebook target pinned when the request was sent.
+ * One websocket per panel.  Each notebook has its own chat, kept by the
+ * server: the panel shows the active notebook's (asking the server for its
+ * history the first time), and a request continues it.  The server drives a
+ * run; this model shows what it says and runs cells when asked, through the
+ * notebook target pinned when the request was sent.
  */
-import { JSONObject } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { asked, isPlainObject, parseProvenance, parseUsage } from './parse';
 import {
   Entry,
   INotebookBridge,
+  IOfferedModel,
   IRunTarget,
   IServerConfig,
   ISessionUsage,
   METADATA_KEY,
   ServerMessage
 } from './tokens';
+import { finish, fromHistory, show } from './transcript';
 
-/** At most this many cells per provenance message. */
-export const MAX_PROVENANCE_CELLS = 200;
-/** At most this much JSON text of provenance per cell. */
-export const MAX_PROVENANCE_CHARS = 100_000;
-const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/; // nbformat 4.5 cell ids
-
-function isPlainObject(value: unknown): value is JSONObject {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return false;
-  }
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * The cells and the metadata of a ``provenance`` message, or null when it is
- * not what the server sends: a plain object under ``jupyter_ai_ci`` (of
- * bounded size), and a list of cell ids (only well-formed strings are kept,
- * at most ``MAX_PROVENANCE_CELLS``).
- */
-export function parseProvenance(
-  msg: unknown
-): { cells: string[]; value: JSONObject } | null {
-  if (!isPlainObject(msg) || !Array.isArray(msg.cells) || !isPlainObject(msg.metadata)) {
-    return null;
-  }
-  const value = msg.metadata[METADATA_KEY];
-  if (!isPlainObject(value)) {
-    return null;
-  }
-  let size: number;
-  try {
-    size = JSON.stringify(value).length;
-  } catch {
-    return null;
-  }
-  if (size > MAX_PROVENANCE_CHARS) {
-    return null;
-  }
-  const cells: string[] = [];
-  for (const id of msg.cells) {
-    if (typeof id === 'string' && CELL_ID.test(id) && !cells.includes(id)) {
-      cells.push(id);
-      if (cells.length === MAX_PROVENANCE_CELLS) {
-        break;
-      }
-    }
-  }
-  return cells.length > 0 ? { cells, value } : null;
-}
-
-/** ``done.session``, when it is three non-negative counts. */
-export function parseUsage(value: unknown): ISessionUsage | null {
-  if (!isPlainObject(value)) {
-    return null;
-  }
-  const count = (v: unknown) =>
-    typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
-  const requests = count(value.requests);
-  const prompt = count(value.prompt);
-  const completion = count(value.completion);
-  return requests === null || prompt === null || completion === null
-    ? null
-    : { requests, prompt, completion };
-}
-
-/** Whether ``done.tokens`` says the model was asked (a replay whose code failed is fixed live). */
-function asked(tokens: unknown): boolean {
-  return (
-    isPlainObject(tokens) &&
-    [tokens.prompt, tokens.completion].some(n => typeof n === 'number' && n > 0)
-  );
-}
+const PICKED_KEY = 'jupyter-ai-ci:model';
 
 export class ChatModel {
   constructor(
     private readonly bridge: INotebookBridge,
-    private readonly openSocket: () => WebSocket
-  ) {}
+    private readonly openSocket: () => WebSocket,
+    private readonly storage: Pick<Storage, 'getItem' | 'setItem'> | null = null
+  ) {
+    this._picked = storage?.getItem(PICKED_KEY) ?? null;
+  }
 
   get changed(): ISignal<this, void> {
     return this._changed;
   }
+  /** The conversation of the notebook shown (the active one, or the one a run works on). */
   get entries(): readonly Entry[] {
-    return this._entries;
+    return this._path === null ? [] : this._chat(this._path);
   }
   get busy(): boolean {
     return this._target !== null;
@@ -127,13 +63,42 @@ export class ChatModel {
     return this._target?.name ?? this.bridge.activeName();
   }
 
-  /** What this panel's server session has used (from the last run's ``done``). */
+  /** What the shown notebook's chat has used, as the server counts it. */
   get usage(): ISessionUsage | null {
-    return this._usage;
+    return this._path === null ? null : this._usage.get(this._path) ?? null;
   }
 
-  /** Tell views the active notebook changed. */
+  /** The models the server offers: the picker's choices (a request may name no other). */
+  get models(): IOfferedModel[] {
+    const config = this._config;
+    if (!config) {
+      return [];
+    }
+    return config.models?.length ? config.models : [{ name: config.model, label: config.model }];
+  }
+
+  /** The picked model: the last one picked while the server still offers it, else its default. */
+  get model(): string | null {
+    const models = this.models;
+    return models.find(m => m.name === this._picked)?.name ?? models[0]?.name ?? null;
+  }
+  set model(name: string | null) {
+    this._picked = name;
+    if (name !== null) {
+      this.storage?.setItem(PICKED_KEY, name);
+    }
+    this._changed.emit();
+  }
+
+  /** Follow the active notebook: show its chat (unless a run is showing its own). */
   refresh(): void {
+    if (!this.busy) {
+      const path = this.bridge.activePath();
+      if (path !== this._path) {
+        this._path = path;
+        this._load(path);
+      }
+    }
     this._changed.emit();
   }
 
@@ -157,17 +122,19 @@ export class ChatModel {
       return;
     }
     const target = this.bridge.target(path);
-    this._entries.push({ kind: 'user', text: request });
     if (typeof target === 'string') {
-      this._entries.push({ kind: 'error', text: target });
+      const shown = this._chat(this._path ?? '');
+      shown.push({ kind: 'user', text: request }, { kind: 'error', text: target });
       this._changed.emit();
       return;
     }
+    this._path = target.path;
+    this._chat(target.path).push({ kind: 'user', text: request });
     this._target = target;
     this._request = request;
     this._changed.emit();
-    const fresh = this._fresh;
-    this._fresh = false;
+    const fresh = this._fresh.delete(target.path);
+    const model = this.model;
     this._withSocket(socket =>
       socket.send(
         JSON.stringify({
@@ -178,22 +145,26 @@ export class ChatModel {
           anchor_cell_id: target.anchorCellId,
           cells: target.cells,
           new: fresh,
+          ...(model !== null ? { model } : {}),
           ...(regenerate ? { regenerate: true } : {})
         })
       )
     );
   }
 
-  /** Forget the conversation: the panel and the server's earlier exchanges. */
+  /** Forget the shown notebook's conversation: in the panel and in the server. */
   clear(): void {
-    if (this.busy) {
+    const path = this._path;
+    if (this.busy || path === null) {
       return;
     }
-    this._entries = [];
-    this._fresh = true;
+    this._chats.set(path, []);
+    this._fresh.add(path);
+    this._withSocket(socket => socket.send(JSON.stringify({ type: 'forget', path })));
     this._changed.emit();
   }
 
+  /** Stop the run: the server cancels the model call, and a running cell is interrupted. */
   stop(): void {
     if (!this._target) {
       return;
@@ -204,11 +175,56 @@ export class ChatModel {
   }
 
   decide(id: string, approved: boolean): void {
-    const entry = this._entries.find(e => e.kind === 'approval' && e.id === id);
+    const entry = this.entries.find(e => e.kind === 'approval' && e.id === id);
     if (entry && entry.kind === 'approval' && !entry.decision) {
       entry.decision = approved ? 'approved' : 'rejected';
       this._socket?.send(JSON.stringify({ type: 'approval', id, approved }));
       this._changed.emit();
+    }
+  }
+
+  /** The figure a code entry's cell drew, as a data URL (read from the cell: it is not copied). */
+  figure(entry: Entry): string | null {
+    return entry.kind === 'code' && entry.figure && entry.cellId && entry.path
+      ? this.bridge.figure(entry.path, entry.cellId)
+      : null;
+  }
+
+  /** Select and scroll to the cell a code entry ran in. */
+  reveal(entry: Entry): boolean {
+    return entry.kind === 'code' && !!entry.cellId && !!entry.path
+      ? this.bridge.reveal(entry.path, entry.cellId)
+      : false;
+  }
+
+  private _chat(path: string): Entry[] {
+    let entries = this._chats.get(path);
+    if (!entries) {
+      entries = [];
+      this._chats.set(path, entries);
+    }
+    return entries;
+  }
+
+  /** Ask the server for a notebook's earlier messages, once per notebook and page. */
+  private _load(path: string | null): void {
+    if (path !== null && !this._loaded.has(path)) {
+      this._loaded.add(path);
+      this._withSocket(socket => socket.send(JSON.stringify({ type: 'history', path })));
+    }
+  }
+
+  private _history(msg: Extract<ServerMessage, { type: 'history' }>): void {
+    const path = typeof msg.path === 'string' ? msg.path : null;
+    // Only into a chat nothing has happened in yet on this page (a request may have started).
+    if (path === null || this._chat(path).length > 0) {
+      return;
+    }
+    const { entries, session } = fromHistory(msg.runs, path);
+    this._chats.set(path, entries);
+    const usage = parseUsage(session);
+    if (usage) {
+      this._usage.set(path, usage);
     }
   }
 
@@ -218,9 +234,13 @@ export class ChatModel {
       action(socket);
       return;
     }
+    if (socket && socket.readyState === WebSocket.CONNECTING) {
+      socket.addEventListener('open', () => action(socket));
+      return;
+    }
     const fresh = this.openSocket();
     this._socket = fresh;
-    fresh.onopen = () => action(fresh);
+    fresh.addEventListener('open', () => action(fresh));
     fresh.onmessage = event => {
       let msg: unknown;
       try {
@@ -244,50 +264,9 @@ export class ChatModel {
   }
 
   private _handle(msg: ServerMessage): void {
-    const last = this._entries[this._entries.length - 1];
     switch (msg.type) {
-      case 'started':
-        break;
-      case 'model':
-        this._entries.push({ kind: 'model', text: '', purpose: msg.purpose });
-        break;
-      case 'text':
-        if (last?.kind === 'model') {
-          last.text += msg.text;
-        }
-        break;
-      case 'model_done':
-        return;
-      case 'notice':
-        if (msg.kind !== 'attempt') {
-          this._entries.push({ kind: 'notice', text: msg.text });
-        }
-        break;
-      case 'running':
-        this._entries.push({
-          kind: 'code',
-          code: msg.code,
-          attempt: msg.attempt,
-          status: 'running'
-        });
-        break;
-      case 'ran':
-        for (let i = this._entries.length - 1; i >= 0; i--) {
-          const entry = this._entries[i];
-          if (entry.kind === 'code' && entry.status === 'running') {
-            entry.status = msg.ok ? 'ok' : 'error';
-            entry.error = msg.error ?? undefined;
-            break;
-          }
-        }
-        break;
-      case 'approve':
-        this._entries.push({
-          kind: 'approval',
-          id: msg.id,
-          code: msg.code,
-          reason: msg.reason
-        });
+      case 'history':
+        this._history(msg);
         break;
       case 'execute':
         void this._execute(msg);
@@ -296,16 +275,19 @@ export class ChatModel {
         this._provenance(msg);
         return;
       case 'done':
-        this._usage = parseUsage(msg.session) ?? this._usage;
-        this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens));
+        this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens), msg.tokens, msg.session);
         return;
+      default: {
+        const target = this._target;
+        if (!target || !show(this._chat(target.path), msg, target.path)) {
+          return; // started, model_done, or a message from no run
+        }
+      }
     }
     this._changed.emit();
   }
 
-  private async _execute(
-    msg: Extract<ServerMessage, { type: 'execute' }>
-  ): Promise<void> {
+  private async _execute(msg: Extract<ServerMessage, { type: 'execute' }>): Promise<void> {
     const target = this._target;
     const socket = this._socket;
     if (!target || !socket) {
@@ -327,40 +309,45 @@ export class ChatModel {
     try {
       target.annotate(parsed.cells, METADATA_KEY, parsed.value);
     } catch (e) {
-      console.warn('jupyter-ai-ci: could not set the cells\' provenance', e);
+      console.warn("jupyter-ai-ci: could not set the cells' provenance", e);
     }
   }
 
-  private _finish(status: string, message: string, replayed = false, live = false): void {
-    const last = this._entries[this._entries.length - 1];
-    if (last?.kind === 'model' && !last.text) {
-      this._entries.pop(); // the model never answered
+  private _finish(
+    status: string,
+    message: string,
+    replayed = false,
+    live = false,
+    tokens?: unknown,
+    session?: unknown
+  ): void {
+    const target = this._target;
+    if (!target) {
+      return;
     }
-    for (const entry of this._entries) {
-      if (entry.kind === 'code' && entry.status === 'running') {
-        entry.status = 'stopped'; // its run ended before the cell did
-      }
+    const usage = parseUsage(session);
+    if (usage) {
+      this._usage.set(target.path, usage);
     }
-    const text = typeof message === 'string' ? message : String(message ?? '');
-    const path = this._target?.path;
-    if (status === 'error') {
-      this._entries.push({ kind: 'error', text });
-    } else {
-      this._entries.push({
-        kind: 'done',
-        text,
-        status: String(status),
-        ...(replayed && path !== undefined ? { replayed: { request: this._request, path, live } } : {})
-      });
-    }
+    finish(
+      this._chat(target.path),
+      String(status),
+      message,
+      tokens,
+      replayed ? { request: this._request, path: target.path, live } : undefined
+    );
     this._target = null;
-    this._changed.emit();
+    this.refresh(); // the active notebook may have changed during the run
   }
 
-  private _entries: Entry[] = [];
+  private _chats = new Map<string, Entry[]>();
+  private _usage = new Map<string, ISessionUsage>();
+  private _loaded = new Set<string>();
+  /** Notebooks whose next request starts a new conversation. */
+  private _fresh = new Set<string>();
+  private _path: string | null = null;
+  private _picked: string | null;
   private _request = '';
-  private _usage: ISessionUsage | null = null;
-  private _fresh = false;
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;
   private _target: IRunTarget | null = null;

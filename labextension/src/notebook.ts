@@ -6,6 +6,7 @@ import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { JSONExt, JSONObject } from '@lumino/coreutils';
 
+import { ICommCell } from './parse';
 import {
   ICellContext,
   IExecuted,
@@ -61,11 +62,12 @@ export function insertCodeCells(
 }
 
 /** ``%%ask`` results: replace earlier results of the same ask cell (wherever they
- * were moved), insert below it. */
+ * were moved), insert below it.  ``cells`` come from the kernel's comm, checked by
+ * ``parseCommCells``; they are inserted untrusted, whatever the kernel says. */
 export function insertAskResults(
   panel: NotebookPanel,
   askCellId: string | null,
-  cells: { source: string; metadata: JSONObject; outputs: JSONObject[]; id?: string }[]
+  cells: ICommCell[]
 ): boolean {
   const model = panel.content.model;
   if (!model) {
@@ -86,6 +88,10 @@ export function insertAskResults(
     return false;
   }
   insertCodeCells(panel, at + 1, cells);
+  for (const cell of panel.content.widgets.slice(at + 1, at + 1 + cells.length)) {
+    // Outputs the user did not see run here: HTML is sanitized, scripts and SVG not run.
+    cell.model.trusted = false;
+  }
   return true;
 }
 
@@ -171,6 +177,7 @@ class PanelTarget implements IRunTarget {
     nb.activeCellIndex = index;
     void nb.scrollToItem(index);
     const started = Date.now();
+    this._running++;
     try {
       const reply = await CodeCell.execute(cell, panel.sessionContext);
       if (!reply) {
@@ -190,6 +197,8 @@ class PanelTarget implements IRunTarget {
       };
     } catch (e) {
       return aborted(`the cell could not run: the kernel died or restarted (${e})`);
+    } finally {
+      this._running--;
     }
   }
 
@@ -215,21 +224,78 @@ class PanelTarget implements IRunTarget {
     }
   }
 
+  /** Interrupt the kernel if a cell of this run is running (an idle kernel is left alone). */
   interrupt(): void {
-    void this.panel.sessionContext.session?.kernel?.interrupt();
+    if (this._running > 0) {
+      void this.panel.sessionContext.session?.kernel?.interrupt();
+    }
   }
 
   /** Ids of the cells this run inserted (some may be gone since). */
   private readonly _inserted = new Set<string>();
+  private _running = 0;
+}
+
+/** The index of the cell with ``cellId`` in ``panel``, or -1. */
+function indexOf(panel: NotebookPanel, cellId: string): number {
+  return panel.content.widgets.findIndex(w => w.model.id === cellId);
+}
+
+/** The first PNG or JPEG a cell's outputs hold, as a data URL. */
+function cellImage(panel: NotebookPanel, cellId: string): string | null {
+  const cell = panel.content.widgets[indexOf(panel, cellId)];
+  if (!cell || cell.model.type !== 'code') {
+    return null;
+  }
+  for (const out of (cell as CodeCell).model.outputs.toJSON() as JSONObject[]) {
+    const data = (out.data ?? {}) as JSONObject;
+    for (const mime of ['image/png', 'image/jpeg']) {
+      const value = data[mime];
+      const b64 = Array.isArray(value) ? value.join('') : value;
+      if (typeof b64 === 'string' && /^[A-Za-z0-9+/=\s]+$/.test(b64)) {
+        return `data:${mime};base64,${b64.replace(/\s/g, '')}`;
+      }
+    }
+  }
+  return null;
 }
 
 /** The active notebook of the JupyterLab shell. */
 export class TrackerBridge implements INotebookBridge {
-  constructor(private readonly tracker: INotebookTracker) {}
+  constructor(
+    private readonly tracker: INotebookTracker,
+    private readonly shell?: { activateById(id: string): void }
+  ) {}
 
   activeName(): string | null {
     const panel = this.tracker.currentWidget;
     return panel ? panel.title.label || panel.context.path : null;
+  }
+
+  activePath(): string | null {
+    return this.tracker.currentWidget?.context.path ?? null;
+  }
+
+  figure(path: string, cellId: string): string | null {
+    const panel = this._open(path);
+    return panel ? cellImage(panel, cellId) : null;
+  }
+
+  reveal(path: string, cellId: string): boolean {
+    const panel = this._open(path);
+    const index = panel ? indexOf(panel, cellId) : -1;
+    if (!panel || index < 0) {
+      return false;
+    }
+    this.shell?.activateById(panel.id);
+    panel.content.activeCellIndex = index;
+    panel.content.deselectAll();
+    void panel.content.scrollToItem(index, 'center');
+    return true;
+  }
+
+  private _open(path: string): NotebookPanel | null {
+    return this.tracker.find(p => p.context.path === path) ?? null;
   }
 
   target(path?: string): IRunTarget | string {

@@ -11,12 +11,20 @@ export const COMM_TARGET = 'jupyter_ai_ci';
 export const METADATA_KEY = 'jupyter_ai_ci';
 export const PROTOCOL = 1;
 
+/** A model the server offers (``AICISettings.models``): the only names a request may send. */
+export interface IOfferedModel {
+  name: string;
+  label: string;
+}
+
 /** What GET /jupyter-ai-ci/config answers; never a key. */
 export interface IServerConfig {
   version: string;
   model: string;
   host: string;
   configured: boolean;
+  /** The picker's choices, the server's default first. */
+  models?: IOfferedModel[];
 }
 
 /** A cell as context for the model: its source and a text of its outputs. */
@@ -53,8 +61,21 @@ export type ServerMessage =
   | { type: 'model_done' }
   | { type: 'notice'; kind: string; text: string; attempt: number; step: number }
   | { type: 'running'; code: string; attempt: number; step: number; block: number }
-  | { type: 'ran'; attempt: number; block: number; ok: boolean; error: string | null }
+  | {
+      type: 'ran';
+      attempt: number;
+      block: number;
+      ok: boolean;
+      error: string | null;
+      /** The cell the code ran in, and whether it drew a figure (shown as a thumbnail). */
+      cell_id?: string | null;
+      figure?: boolean;
+    }
   | { type: 'approve'; id: string; code: string; reason: string }
+  /** A transcript only: what the user clicked on an approval. */
+  | { type: 'decided'; id: string; approved: boolean }
+  /** A notebook's earlier requests and the messages they showed (untrusted until checked). */
+  | { type: 'history'; path: string; runs: unknown }
   | IExecuteRequest
   /** The run's whole provenance for the cells it left; untrusted until checked (``model.ts``). */
   | { type: 'provenance'; cells?: unknown; metadata?: unknown }
@@ -90,12 +111,18 @@ export type Entry =
       attempt: number;
       status: 'running' | 'ok' | 'error' | 'stopped';
       error?: string;
+      /** The notebook cell it ran in (for the link), and whether it drew a figure. */
+      cellId?: string;
+      figure?: boolean;
+      path?: string;
     }
   | { kind: 'notice'; text: string }
   | {
       kind: 'done';
       text: string;
       status: string;
+      /** This request's tokens. */
+      tokens?: { prompt: number; completion: number };
       /** Set when the run was replayed: what "Regenerate" asks again, and where. */
       replayed?: { request: string; path: string; live: boolean };
     }
@@ -129,6 +156,12 @@ export interface IRunTarget {
 export interface INotebookBridge {
   /** The active notebook's name, or null when none is open. */
   activeName(): string | null;
+  /** The active notebook's path (its chat's key), or null. */
+  activePath(): string | null;
+  /** The first image of a cell's outputs, as a data URL, or null. */
+  figure(path: string, cellId: string): string | null;
+  /** Select the cell and scroll to it; false when it is gone. */
+  reveal(path: string, cellId: string): boolean;
   /**
    * Pin the active notebook (or the open notebook at ``path``) for a run; a
    * sentence when that is impossible.

@@ -3,10 +3,19 @@
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
-import React, { useEffect, useRef, useState } from 'react';
+import React, { useLayoutEffect, useRef, useState } from 'react';
 
+import { CodeBlock, Highlighter, Markdown, MarkdownRenderer, splitFences } from './markdown';
 import { ChatModel } from './model';
 import { Entry, ISessionUsage, PANEL_ID } from './tokens';
+
+export { Highlighter, MarkdownRenderer } from './markdown';
+
+/** How entries render code and Markdown (from JupyterLab's registries when it has them). */
+export interface IRenderers {
+  highlight?: Highlighter;
+  markdown?: MarkdownRenderer;
+}
 
 const CHAT_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="16" height="16">' +
@@ -14,44 +23,6 @@ const CHAT_SVG =
   'm3 5v2h10V9H7zm0 4v2h7v-2H7z"/></svg>';
 
 export const chatIcon = new LabIcon({ name: 'jupyter-ai-ci:chat', svgstr: CHAT_SVG });
-
-/** Puts highlighted ``code`` into ``el`` (JupyterLab's CodeMirror languages). */
-export type Highlighter = (code: string, el: HTMLElement) => Promise<void>;
-
-const FENCE = /```[^\n`]*\n([\s\S]*?)(?:\n```|$)/g;
-
-/** Prose and fenced code of a model's message, in order. */
-function splitFences(text: string): { code: boolean; text: string }[] {
-  const parts: { code: boolean; text: string }[] = [];
-  let last = 0;
-  for (const m of text.matchAll(FENCE)) {
-    if (m.index! > last) {
-      parts.push({ code: false, text: text.slice(last, m.index) });
-    }
-    parts.push({ code: true, text: m[1] });
-    last = m.index! + m[0].length;
-  }
-  if (last < text.length) {
-    parts.push({ code: false, text: text.slice(last) });
-  }
-  return parts.filter(p => p.code || p.text.trim());
-}
-
-function CodeBlock(props: { code: string; highlight?: Highlighter }): JSX.Element {
-  const ref = useRef<HTMLElement>(null);
-  useEffect(() => {
-    const el = ref.current;
-    if (el && props.highlight) {
-      el.textContent = '';
-      props.highlight(props.code, el).catch(() => (el.textContent = props.code));
-    }
-  }, [props.code, props.highlight]);
-  return (
-    <pre className="jp-aici-codeblock cm-s-jupyter">
-      <code ref={ref}>{props.highlight ? null : props.code}</code>
-    </pre>
-  );
-}
 
 const RUN_MARKS = { running: '▶', ok: '✓', error: '✗', stopped: '■' };
 const RUN_LABELS = {
@@ -61,10 +32,68 @@ const RUN_LABELS = {
   stopped: 'stopped'
 };
 
+/** 1234 -> "1.2k", 2500000 -> "2.5M". */
+function compact(n: number): string {
+  if (n < 1000) {
+    return String(n);
+  }
+  const [div, unit] = n < 1e6 ? [1e3, 'k'] : [1e6, 'M'];
+  const v = n / div;
+  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)}${unit}`;
+}
+
+function ModelText(props: { text: string; renderers: IRenderers }): JSX.Element {
+  const { markdown, highlight } = props.renderers;
+  if (!props.text) {
+    return <div className="jp-aici-text">…</div>;
+  }
+  if (markdown) {
+    return <Markdown text={props.text} render={markdown} />;
+  }
+  return (
+    <>
+      {splitFences(props.text).map((part, i) =>
+        part.code ? (
+          <CodeBlock key={i} code={part.text} highlight={highlight} />
+        ) : (
+          <div key={i} className="jp-aici-text">
+            {part.text.trim()}
+          </div>
+        )
+      )}
+    </>
+  );
+}
+
+/** A code entry's cell: a thumbnail of the figure it drew (read from the cell) and a link to it. */
+function CellLink(props: { entry: Entry; model: ChatModel }): JSX.Element | null {
+  const e = props.entry;
+  if (e.kind !== 'code' || !e.cellId) {
+    return null;
+  }
+  const image = props.model.figure(e);
+  const go = (ev: React.MouseEvent) => {
+    ev.preventDefault();
+    props.model.reveal(e);
+  };
+  return (
+    <div className="jp-aici-cell">
+      {image && (
+        <a href="#" className="jp-aici-figure" title="Show the figure's cell" onClick={go}>
+          <img src={image} alt="figure drawn by the cell" />
+        </a>
+      )}
+      <a href="#" className="jp-aici-cell-link" onClick={go}>
+        {image ? 'figure in the notebook ↗' : 'show the cell ↗'}
+      </a>
+    </div>
+  );
+}
+
 function EntryView(props: {
   entry: Entry;
   model: ChatModel;
-  highlight?: Highlighter;
+  renderers: IRenderers;
   /** The conversation's last entry (only it offers "Regenerate"). */
   last?: boolean;
 }): JSX.Element {
@@ -76,19 +105,7 @@ function EntryView(props: {
       return (
         <div className="jp-aici-entry jp-aici-model">
           {e.purpose === 'fix' && <div className="jp-aici-label">fix</div>}
-          {e.text ? (
-            splitFences(e.text).map((part, i) =>
-              part.code ? (
-                <CodeBlock key={i} code={part.text} highlight={props.highlight} />
-              ) : (
-                <div key={i} className="jp-aici-text">
-                  {part.text.trim()}
-                </div>
-              )
-            )
-          ) : (
-            <div className="jp-aici-text">…</div>
-          )}
+          <ModelText text={e.text} renderers={props.renderers} />
         </div>
       );
     case 'code':
@@ -97,6 +114,7 @@ function EntryView(props: {
           <span className="jp-aici-mark">{RUN_MARKS[e.status]}</span> attempt {e.attempt}:{' '}
           {RUN_LABELS[e.status]}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
+          <CellLink entry={e} model={props.model} />
         </div>
       );
     case 'notice':
@@ -105,8 +123,17 @@ function EntryView(props: {
       return (
         <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>
           {e.text}
+          {e.tokens && (
+            <div
+              className="jp-aici-msg-usage"
+              title={`This request: ${e.tokens.prompt} prompt + ${e.tokens.completion} completion tokens`}
+            >
+              {compact(e.tokens.prompt + e.tokens.completion)} tokens ({compact(e.tokens.prompt)} in ·{' '}
+              {compact(e.tokens.completion)} out)
+            </div>
+          )}
           {e.replayed && (
-            <div className="jp-aici-replayed" style={{ color: 'var(--jp-ui-font-color2)' }}>
+            <div className="jp-aici-replayed">
               {e.replayed.live
                 ? 'replayed, then the model was asked for a fix'
                 : 'replayed (no model request)'}
@@ -114,7 +141,6 @@ function EntryView(props: {
                 <button
                   className="jp-Button jp-mod-minimal jp-aici-regenerate"
                   title="Ask the model again instead of reusing the recorded answer"
-                  style={{ marginLeft: 6 }}
                   onClick={() => props.model.regenerate(e)}
                 >
                   Regenerate
@@ -131,7 +157,7 @@ function EntryView(props: {
         <div className="jp-aici-entry jp-aici-approval">
           <div className="jp-aici-label">approval needed</div>
           <div className="jp-aici-reason">{e.reason}</div>
-          <CodeBlock code={e.code} highlight={props.highlight} />
+          <CodeBlock code={e.code} highlight={props.renderers.highlight} />
           {e.decision ? (
             <div className="jp-aici-decision">{e.decision}</div>
           ) : (
@@ -162,38 +188,29 @@ function Composer(props: { model: ChatModel }): JSX.Element {
     <div className="jp-aici-composer">
       <textarea
         className="jp-aici-input"
-        placeholder="Ask for code to run in the notebook… (Enter sends)"
+        placeholder="Ask for code to run in the notebook…"
+        title="Enter sends · Shift+Enter new line · Escape stops"
         value={text}
         rows={3}
         onChange={ev => setText(ev.target.value)}
         onKeyDown={ev => {
-          if (ev.key === 'Enter' && !ev.shiftKey) {
+          if (ev.key === 'Enter' && !ev.shiftKey && !ev.nativeEvent.isComposing) {
             ev.preventDefault();
             send();
           }
         }}
       />
       {model.busy ? (
-        <button className="jp-Button jp-mod-warn jp-aici-stop" onClick={() => model.stop()}>
+        <button className="jp-Button jp-mod-warn jp-aici-stop" title="Stop (Escape)" onClick={() => model.stop()}>
           Stop
         </button>
       ) : (
-        <button className="jp-Button jp-mod-accept jp-aici-send" onClick={send}>
+        <button className="jp-Button jp-mod-accept jp-aici-send" title="Send (Enter)" onClick={send}>
           Send
         </button>
       )}
     </div>
   );
-}
-
-/** 1234 -> "1.2k", 2500000 -> "2.5M". */
-function compact(n: number): string {
-  if (n < 1000) {
-    return String(n);
-  }
-  const [div, unit] = n < 1e6 ? [1e3, 'k'] : [1e6, 'M'];
-  const v = n / div;
-  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)}${unit}`;
 }
 
 function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
@@ -205,12 +222,7 @@ function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
   return (
     <div
       className="jp-aici-usage"
-      title={`This panel's session: ${u.requests} model request(s), ${u.prompt} prompt + ${u.completion} completion tokens`}
-      style={{
-        padding: '0 8px 4px',
-        fontSize: 'var(--jp-ui-font-size0)',
-        color: 'var(--jp-ui-font-color2)'
-      }}
+      title={`This notebook's chat: ${u.requests} model request(s), ${u.prompt} prompt + ${u.completion} completion tokens`}
     >
       session: {u.requests} {u.requests === 1 ? 'request' : 'requests'} · {compact(tokens)}{' '}
       {tokens === 1 ? 'token' : 'tokens'}
@@ -218,16 +230,76 @@ function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
   );
 }
 
-function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Element {
+function ModelPicker(props: { model: ChatModel }): JSX.Element {
   const model = props.model;
   const config = model.config;
+  const models = model.models;
+  if (!config || models.length === 0) {
+    return <span className="jp-aici-model-name">{model.configError ? 'unknown' : '…'}</span>;
+  }
   return (
-    <div className="jp-aici-chat">
+    <select
+      className="jp-aici-picker"
+      title={`endpoint: ${config.host}`}
+      aria-label="Model"
+      disabled={model.busy}
+      value={model.model ?? ''}
+      onChange={ev => (model.model = ev.target.value)}
+    >
+      {models.map(m => (
+        <option key={m.name} value={m.name}>
+          {m.label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** Keep the newest message in view while it streams, unless the user scrolled up to read. */
+function useFollow(): React.RefObject<HTMLDivElement> {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) {
+      return;
+    }
+    const follow = () => {
+      el.scrollTop = el.scrollHeight;
+    };
+    let atEnd = true;
+    const onScroll = () => (atEnd = el.scrollHeight - el.scrollTop - el.clientHeight < 40);
+    // Markdown renders after React does: follow the content's size, not only renders.
+    const observer = new MutationObserver(() => atEnd && follow());
+    observer.observe(el, { childList: true, subtree: true, characterData: true });
+    el.addEventListener('scroll', onScroll);
+    follow();
+    return () => {
+      observer.disconnect();
+      el.removeEventListener('scroll', onScroll);
+    };
+  }, []);
+  return ref;
+}
+
+function ChatView(props: { model: ChatModel; renderers: IRenderers }): JSX.Element {
+  const model = props.model;
+  const config = model.config;
+  const entries = useFollow();
+  return (
+    <div
+      className="jp-aici-chat"
+      onKeyDown={ev => {
+        if (ev.key === 'Escape' && model.busy) {
+          ev.preventDefault();
+          model.stop();
+        }
+      }}
+    >
       <div className="jp-aici-header">
-        <div className="jp-aici-model-name" title={config ? `endpoint: ${config.host}` : ''}>
-          Model: {config ? config.model : model.configError ? 'unknown' : '…'}
-          {config && !config.configured && ' (no endpoint configured)'}
-        </div>
+        <label className="jp-aici-model-row">
+          Model: <ModelPicker model={model} />
+          {config && !config.configured && <span> (no endpoint configured)</span>}
+        </label>
         <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
         {model.configError && <div className="jp-aici-error">{model.configError}</div>}
         <button
@@ -239,13 +311,13 @@ function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Ele
           New chat
         </button>
       </div>
-      <div className="jp-aici-entries">
+      <div className="jp-aici-entries" ref={entries}>
         {model.entries.map((entry, i) => (
           <EntryView
             key={i}
             entry={entry}
             model={model}
-            highlight={props.highlight}
+            renderers={props.renderers}
             last={i === model.entries.length - 1}
           />
         ))}
@@ -259,7 +331,7 @@ function ChatView(props: { model: ChatModel; highlight?: Highlighter }): JSX.Ele
 export class ChatWidget extends ReactWidget {
   constructor(
     readonly model: ChatModel,
-    private readonly highlight?: Highlighter
+    private readonly renderers: IRenderers = {}
   ) {
     super();
     this.id = PANEL_ID;
@@ -270,7 +342,9 @@ export class ChatWidget extends ReactWidget {
 
   render(): JSX.Element {
     return (
-      <UseSignal signal={this.model.changed}>{() => <ChatView model={this.model} highlight={this.highlight} />}</UseSignal>
+      <UseSignal signal={this.model.changed}>
+        {() => <ChatView model={this.model} renderers={this.renderers} />}
+      </UseSignal>
     );
   }
 }

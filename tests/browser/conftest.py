@@ -61,6 +61,10 @@ def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
     notification = home / "settings" / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    # The models the panel may use (its picker): the first is the default, JUPYTER_AI_CI_MODEL.
+    (home / "config").mkdir()
+    (home / "config" / "jupyter_server_config.json").write_text(
+        '{"AICISettings": {"models": ["scripted-model", "scripted-large"]}}')
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from test_chat_panel import picture
 from test_provenance import save, saved_cells
 from test_sidebar import ask
 
@@ -36,6 +37,13 @@ def test_chat_panel_in_notebook7(page: Any, lab: dict[str, Any], model: Scripted
 
     ask(page, "square x")
     page.screenshot(path=str(ARTIFACTS / "notebook7-sidebar.png"))
+    picture(page, "panel-nb7.png")
+    # The panel's parts work here too: the picker lists the offered models, code is rendered.
+    options = panel.locator(".jp-aici-picker option")
+    assert [options.nth(i).get_attribute("value") for i in range(options.count())] == [
+        "scripted-model", "scripted-large"]
+    assert panel.locator(".jp-aici-model .jp-aici-codewrap .jp-aici-copy").count() == 1
+    assert "```" not in panel.evaluate("el => el.textContent")
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 request · 320 tokens"

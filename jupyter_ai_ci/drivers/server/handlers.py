@@ -21,9 +21,9 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.server.chats import Chats
 from jupyter_ai_ci.drivers.server.run import SidebarRun
 from jupyter_ai_ci.model.client import Endpoint
-from jupyter_ai_ci.run.session import Session
 
 SETTINGS_KEY = "jupyter_ai_ci"
 
@@ -49,12 +49,23 @@ class ConfigHandler(APIHandler):
             "model": endpoint.model,
             "host": "local (llama.cpp)" if path is not None else endpoint.host,
             "configured": bool(endpoint.base_url or endpoint.api_key),
+            # The picker's choices: the only models a request may name, the default first.
+            "models": [{"name": name, "label": _label(settings, name)} for name in settings.offered_models()],
         }))
+
+
+def _label(settings: AICISettings, name: str) -> str:
+    """How the picker shows a model: a local one by its file's name."""
+    from jupyter_ai_ci.model import local
+
+    path = local.target(Endpoint.from_settings(settings, model=name), settings.local_fallback)
+    return name if path is None else f"{path.stem} (local)"
 
 
 class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     """One panel's requests: ``ask`` starts a run, ``executed`` answers the executor,
-    ``stop`` cancels.  One run at a time per socket."""
+    ``stop`` cancels, ``history`` asks for a notebook's earlier messages (a reloaded page),
+    ``forget`` starts a new chat.  One run at a time per socket."""
 
     auth_resource = "kernels"
 
@@ -75,8 +86,6 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
         super().open(*args, **kwargs)
         self.run: SidebarRun | None = None
         self.task: asyncio.Task[None] | None = None
-        # Per panel: the earlier exchanges that follow-ups build on (per notebook), usage, clients.
-        self.session = Session(_state(self)["settings"])
 
     def send(self, message: dict[str, Any]) -> None:
         try:
@@ -97,9 +106,15 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
                            "message": "A request is already running; stop it first."})
                 return
             state = _state(self)
-            self.run = SidebarRun(self.send, self.session, self.kernel_manager, self.session_manager,
+            self.run = SidebarRun(self.send, state["chats"], self.kernel_manager, self.session_manager,
                                   state["root_dir"])
             self.task = asyncio.ensure_future(self.run.run(msg))
+        elif kind in ("history", "forget") and isinstance(msg.get("path"), str):
+            chats: Chats = _state(self)["chats"]
+            if kind == "forget":
+                chats.forget(msg["path"])
+            else:
+                self.send({"type": "history", "path": msg["path"], "runs": chats.history(msg["path"])})
         elif kind == "executed" and self.run is not None and self.run.executor is not None:
             self.run.executor.resolve(msg)
         elif kind == "approval" and self.run is not None:
@@ -117,7 +132,8 @@ def setup_handlers(web_app: Any, settings: AICISettings, root_dir: str | None = 
 
     # root_dir: where notebooks live on disk (replay records go beside them); None for
     # contents managers that keep no files.
-    web_app.settings[SETTINGS_KEY] = {"settings": settings, "root_dir": root_dir}
+    # One chat per notebook, shared by every panel (a reloaded page finds its conversation).
+    web_app.settings[SETTINGS_KEY] = {"settings": settings, "root_dir": root_dir, "chats": Chats(settings)}
     base = web_app.settings["base_url"]
     web_app.add_handlers(".*$", [
         (url_path_join(base, "jupyter-ai-ci", "config"), ConfigHandler),

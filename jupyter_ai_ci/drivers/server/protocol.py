@@ -8,7 +8,7 @@ kernel or notebook that is not open in this server.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,12 +33,14 @@ class AskMessage:
     kernel_id: str
     anchor_cell_id: str | None
     cells: tuple[CellRecord, ...]
-    model: str | None
+    model: str
     new: bool = False  # forget the earlier exchanges (the panel's "New chat")
     regenerate: bool = False  # ask the model even if this request was answered before
 
     @classmethod
-    def parse(cls, msg: dict[str, Any]) -> AskMessage:
+    def parse(cls, msg: dict[str, Any], offered: Sequence[str]) -> AskMessage:
+        """``offered``: the server's allow-list of models (``AICISettings.offered_models``),
+        its default first; a request for any other model is refused before anything runs."""
         request = str(msg.get("request") or "").strip()
         if not request:
             raise RequestRefused("write a request first")
@@ -52,8 +54,20 @@ class AskMessage:
         anchor = msg.get("anchor_cell_id")
         return cls(request, str(msg["path"]), str(msg["kernel_id"]),
                    anchor if isinstance(anchor, str) else None, cells,
-                   msg["model"] if isinstance(msg.get("model"), str) and msg["model"] else None,
+                   offered_model(msg.get("model"), offered),
                    msg.get("new") is True, msg.get("regenerate") is True)
+
+
+def offered_model(requested: object, offered: Sequence[str]) -> str:
+    """The model a request may use: one the server offers, never a name the panel made up
+    (``local:/etc/shadow`` would start llama.cpp on that file)."""
+    if requested is None or requested == "":
+        return offered[0]
+    if isinstance(requested, str) and requested in offered:
+        return requested
+    shown = repr(requested) if len(repr(requested)) <= 80 else repr(requested)[:77] + "..."
+    raise RequestRefused(f"the model {shown} is not offered by this server; pick one of "
+                         f"{', '.join(offered)} (AICISettings.models)")
 
 
 class PanelReporter:
@@ -82,8 +96,13 @@ class PanelReporter:
                    "step": action.step, "block": action.block})
 
     def executed(self, action: Execute, result: ExecutionResult) -> None:
+        # The cell it ran in, and whether it drew a figure: the panel shows a thumbnail of the
+        # cell's own image and a link to the cell (the figure itself stays in the notebook).
+        cells = self.executor.cells
+        figure = any(isinstance(o.get("data"), dict) and "image/png" in o["data"] for o in result.outputs)
         self.send({"type": "ran", "attempt": action.attempt, "block": action.block, "ok": result.ok,
-                   "error": result.error.one_line() if result.error else None})
+                   "error": result.error.one_line() if result.error else None,
+                   "cell_id": cells[-1] if cells else None, "figure": figure})
 
 
 async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any) -> None:

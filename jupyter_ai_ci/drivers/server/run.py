@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from jupyter_ai_ci.drivers.server.chats import Chats, Transcript
 from jupyter_ai_ci.drivers.server.kernelcall import KernelCalls
 from jupyter_ai_ci.drivers.server.protocol import (
     AskMessage,
@@ -38,10 +39,13 @@ TRANSACTION_TIMEOUT = 60.0  # seconds for a checkpoint or rollback in a busy ker
 class SidebarRun:
     """Drives one panel request through the shared run."""
 
-    def __init__(self, send: Send, session: Session, kernel_manager: Any, session_manager: Any,
+    def __init__(self, send: Send, chats: Chats, kernel_manager: Any, session_manager: Any,
                  root_dir: str | None = None) -> None:
-        self.send = send
-        self.session = session
+        self._send = send
+        self.chats = chats
+        # The notebook's session and transcript, once the request names an open notebook.
+        self.session: Session | None = None
+        self.transcript: Transcript | None = None
         self.kernel_manager = kernel_manager
         self.session_manager = session_manager
         self.root_dir = root_dir
@@ -64,6 +68,15 @@ class SidebarRun:
         future = self._approvals.get(str(message.get("id")))
         if future is not None and not future.done():
             future.set_result(message.get("approved") is True)
+            if self.transcript is not None:  # a reloaded panel shows the decision, not the buttons
+                self.transcript.record({"type": "decided", "id": str(message.get("id")),
+                                        "approved": message.get("approved") is True})
+
+    def send(self, message: dict[str, Any]) -> None:
+        """To the panel, and into the notebook's transcript once there is one."""
+        if self.transcript is not None:
+            self.transcript.record(message)
+        self._send(message)
 
     async def run(self, raw: dict[str, Any]) -> None:
         try:
@@ -80,31 +93,38 @@ class SidebarRun:
                        "message": sentence(f"the request failed unexpectedly ({type(exc).__name__}: {exc})")})
 
     def _usage(self) -> dict[str, Any]:
+        if self.session is None:
+            return {}
         requests, prompt, completion = self.session.usage.total()
         return {"session": {"requests": requests, "prompt": prompt, "completion": completion}}
 
     async def _run(self, raw: dict[str, Any]) -> None:
-        msg = AskMessage.parse(raw)
+        msg = AskMessage.parse(raw, self.chats.settings.offered_models())
         await check_open(msg, self.kernel_manager, self.session_manager)
+        chat = self.chats.get(msg.path)
+        self.session = session = chat.session
+        if msg.new:
+            self.chats.forget(msg.path)
+        self.transcript = chat.begin(msg.request)
         loop = asyncio.get_running_loop()
 
         def say(text: str) -> None:  # the local model's first-use line, from the thread that starts it
             notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
             loop.call_soon_threadsafe(self.send, notice)
 
-        run = Run(self.session, msg.request, Options(model=msg.model, new=msg.new, regenerate=msg.regenerate),
+        run = Run(session, msg.request, Options(model=msg.model, new=msg.new, regenerate=msg.regenerate),
                   thread=msg.path, replay_dir=notebook_folder(self.root_dir, msg.path), source="sidebar",
                   say=say)
         run.check()
         self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host})
         calls = KernelCalls(self.kernel_manager, msg.kernel_id)
         try:
-            await self._drive(msg, run, calls)
+            await self._drive(msg, run, calls, session)
         finally:
             calls.close()
 
-    async def _drive(self, msg: AskMessage, run: Run, calls: KernelCalls) -> None:
-        s = self.session.settings
+    async def _drive(self, msg: AskMessage, run: Run, calls: KernelCalls, session: Session) -> None:
+        s = session.settings
         meta = {METADATA_KEY: {"request": run.request, "model": run.endpoint.model,
                                "endpoint_host": run.endpoint.host, "source": "sidebar"}}
 
@@ -122,4 +142,4 @@ class SidebarRun:
             # The cells are in the notebook already; now they get the run's whole provenance.
             self.send({"type": "provenance", "cells": list(self.executor.cells),
                        "metadata": {METADATA_KEY: result.provenance}})
-        self.send(done_message(result, self.executor.cells, self.session))
+        self.send(done_message(result, self.executor.cells, session))

@@ -29,15 +29,6 @@ ERROR_OUTPUT = {
 }
 
 
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch):
-    with ScriptedOpenAIServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        monkeypatch.setenv("JUPYTER_AI_CI_MODEL", "scripted-model")
-        yield server
-
-
 async def open_notebook(jp_fetch: Any, path: str = "work.ipynb") -> dict[str, Any]:
     r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
         {"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}}))
@@ -223,11 +214,12 @@ async def test_a_follow_up_carries_the_earlier_exchange(jp_fetch: Any, jp_ws_fet
 async def test_approval_round_trip() -> None:
     """The approver the loop asks when policy flags code: Approve / Reject in the panel."""
     from jupyter_ai_ci.config import AICISettings
+    from jupyter_ai_ci.drivers.server.chats import Chats
     from jupyter_ai_ci.drivers.server.run import SidebarRun
     from jupyter_ai_ci.events import AskApproval
 
     sent: list[dict[str, Any]] = []
-    run = SidebarRun(sent.append, AICISettings(), None, None, {})
+    run = SidebarRun(sent.append, Chats(AICISettings()), None, None)
     request = AskApproval(("import shutil", "shutil.rmtree('data')"), ("deletes files",), attempt=1)
     pending = asyncio.ensure_future(run.aapprove(request))
     await asyncio.sleep(0)

@@ -1,0 +1,132 @@
+/**
+ * What the panel shows, built from the server's messages: live ones as a run
+ * streams, and the same messages again from a notebook's history when a page
+ * is reloaded.  No DOM, no notebook: only ``Entry`` lists.
+ */
+import { CELL_ID, isPlainObject, parseTokens } from './parse';
+import { Entry, ServerMessage } from './tokens';
+
+/** Apply one message that only changes what is shown; false for messages it does not show. */
+export function show(entries: Entry[], msg: ServerMessage, path: string): boolean {
+  const last = entries[entries.length - 1];
+  switch (msg.type) {
+    case 'model':
+      entries.push({ kind: 'model', text: '', purpose: String(msg.purpose) });
+      return true;
+    case 'text':
+      if (last?.kind === 'model') {
+        last.text += String(msg.text);
+      }
+      return true;
+    case 'notice':
+      if (msg.kind !== 'attempt') {
+        entries.push({ kind: 'notice', text: String(msg.text) });
+      }
+      return true;
+    case 'running':
+      entries.push({
+        kind: 'code',
+        code: String(msg.code),
+        attempt: Number(msg.attempt) || 0,
+        status: 'running'
+      });
+      return true;
+    case 'ran':
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const entry = entries[i];
+        if (entry.kind === 'code' && entry.status === 'running') {
+          entry.status = msg.ok ? 'ok' : 'error';
+          entry.error = typeof msg.error === 'string' ? msg.error : undefined;
+          if (typeof msg.cell_id === 'string' && CELL_ID.test(msg.cell_id)) {
+            entry.cellId = msg.cell_id;
+            entry.figure = msg.figure === true;
+            entry.path = path;
+          }
+          break;
+        }
+      }
+      return true;
+    case 'approve':
+      entries.push({
+        kind: 'approval',
+        id: String(msg.id),
+        code: String(msg.code),
+        reason: String(msg.reason)
+      });
+      return true;
+    case 'decided':
+      for (const entry of entries) {
+        if (entry.kind === 'approval' && entry.id === msg.id && !entry.decision) {
+          entry.decision = msg.approved ? 'approved' : 'rejected';
+        }
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The end of a run: its last line, with this request's tokens. */
+export function finish(
+  entries: Entry[],
+  status: string,
+  message: unknown,
+  tokens?: unknown,
+  replayed?: { request: string; path: string; live: boolean }
+): void {
+  const last = entries[entries.length - 1];
+  if (last?.kind === 'model' && !last.text) {
+    entries.pop(); // the model never answered
+  }
+  for (const entry of entries) {
+    if (entry.kind === 'code' && entry.status === 'running') {
+      entry.status = 'stopped'; // its run ended before the cell did
+    }
+  }
+  const text = typeof message === 'string' ? message : String(message ?? '');
+  if (status === 'error') {
+    entries.push({ kind: 'error', text });
+    return;
+  }
+  const used = parseTokens(tokens);
+  entries.push({
+    kind: 'done',
+    text,
+    status: String(status),
+    ...(used && used.prompt + used.completion > 0 ? { tokens: used } : {}),
+    ...(replayed ? { replayed } : {})
+  });
+}
+
+/**
+ * A notebook's conversation from the server's ``history`` message (untrusted: anything that
+ * is not what the server sends is skipped), and the session usage its last run reported.
+ */
+export function fromHistory(runs: unknown, path: string): { entries: Entry[]; session: unknown } {
+  const entries: Entry[] = [];
+  let session: unknown = null;
+  for (const run of Array.isArray(runs) ? runs : []) {
+    if (!isPlainObject(run) || typeof run.request !== 'string' || !Array.isArray(run.messages)) {
+      continue;
+    }
+    entries.push({ kind: 'user', text: run.request });
+    let ended = false;
+    for (const msg of run.messages) {
+      if (!isPlainObject(msg)) {
+        continue;
+      }
+      const m = msg as unknown as ServerMessage;
+      if (m.type === 'done') {
+        finish(entries, String(m.status), m.message, m.tokens);
+        session = m.session ?? session;
+        ended = true;
+      } else {
+        show(entries, m, path);
+      }
+    }
+    if (!ended) {
+      finish(entries, 'stopped', 'Stopped (the page was closed during the request).');
+    }
+  }
+  return { entries, session };
+}

@@ -1,0 +1,235 @@
+"""The chat panel as people expect it (#17): a model picker fed by the server's
+allow-list, rendered Markdown with wrapped, copyable code, Stop (and Escape) during
+a hung cell, the conversation after a page reload, a figure's thumbnail that links
+to its cell."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from test_sidebar import ask, prepare
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+PANEL = "#jupyter-ai-ci-chat"
+OFFERED = ["scripted-model", "scripted-large"]  # conftest's AICISettings.models
+DOCS_IMG = ARTIFACTS.parent / "docs" / "img"
+
+
+def picture(page: Any, name: str) -> None:
+    """A screenshot for the run's artifacts; with JUPYTER_AI_CI_UPDATE_PICTURES=1 also the docs'."""
+    page.screenshot(path=str(ARTIFACTS / name))
+    if os.environ.get("JUPYTER_AI_CI_UPDATE_PICTURES"):
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(DOCS_IMG / name))
+
+
+def test_the_picker_lists_exactly_the_offered_models_and_a_request_uses_the_pick(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("Hello from the large one."))
+    prepare(page, lab, "picker.ipynb")
+    picker = page.locator(f"{PANEL} .jp-aici-picker")
+    options = picker.locator("option")
+    assert [options.nth(i).get_attribute("value") for i in range(options.count())] == OFFERED
+    assert picker.input_value() == "scripted-model"  # the server's default
+    picker.select_option("scripted-large")
+    ask(page, "say hello")
+    assert [r["model"] for r in model.requests] == ["scripted-large"]
+    assert picker.input_value() == "scripted-large"
+
+
+LONG = "totals = " + " + ".join(f"len('region_{i}')" for i in range(30))
+MARKDOWN = f"""The **total** over all regions, in two steps:
+
+1. add the columns
+2. print the sum
+
+```python
+{LONG}
+print('total', totals)
+```
+
+Then `totals` holds it.
+"""
+
+
+def test_markdown_is_rendered_and_code_wraps_with_a_copy_button(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply(MARKDOWN, tokens=(1500, 120)))
+    prepare(page, lab, "markdown.ipynb")
+    panel = page.locator(PANEL)
+    ask(page, "sum every region")
+    message = panel.locator(".jp-aici-model")
+    message.locator("p code", has_text="totals").wait_for()  # the last streamed render
+    assert "```" not in panel.evaluate("el => el.textContent")
+    assert message.locator("strong", has_text="total").count() == 1
+    assert message.locator("ol li").count() == 2
+    assert message.locator("p code", has_text="totals").count() == 1
+    block = message.locator(".jp-aici-codeblock")
+    assert block.count() == 1
+    assert "region_29" in block.inner_text()
+    # Wrapped, not scrolled: no code block is wider than its box.
+    width = block.evaluate("el => [el.scrollWidth, el.clientWidth, el.getBoundingClientRect().width]")
+    assert width[0] <= width[1], width
+    assert block.evaluate("el => getComputedStyle(el).whiteSpace") == "pre-wrap"
+    copy = message.locator(".jp-aici-copy")
+    assert copy.count() == 1
+    copy.click()
+    assert copy.inner_text() == "Copied"
+    # Usage of this message, beside the session's.
+    assert panel.locator(".jp-aici-done .jp-aici-msg-usage").inner_text() == "1.6k tokens (1.5k in · 120 out)"
+    picture(page, "panel-lab.png")
+
+
+def test_escape_stops_a_hung_cell_and_the_kernel_survives(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("```python\nimport time\nprint('sleeping')\ntime.sleep(600)\n```"),
+                 Reply("```python\nprint('still here, x =', x)\n```"))
+    prepare(page, lab, "hung.ipynb")
+    panel = page.locator(PANEL)
+    box = panel.locator(".jp-aici-input")
+    box.click()
+    box.type("sleep ten minutes")
+    page.keyboard.press("Enter")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 2")
+    cells.nth(1).locator(".jp-OutputArea:has-text('sleeping')").wait_for()
+    started = time.monotonic()
+    box.press("Escape")
+    panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
+    wait_idle(page, timeout=20_000)
+    assert time.monotonic() - started < 20
+    assert "KeyboardInterrupt" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    assert len(model.requests) == 1  # no fix was asked for the interrupted cell
+    # The kernel survived, with its state: the next request runs in it.
+    ask(page, "print x after the interrupted sleep")
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").last.inner_text()
+    assert "still here, x = 5" in cells.nth(2).locator(".jp-OutputArea").inner_text()
+
+
+def test_stop_cancels_a_slow_model_call(page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("```python\nprint('too late')\n```", delay=30), Reply("```python\nprint('next', x)\n```"))
+    prepare(page, lab, "slow.ipynb")
+    panel = page.locator(PANEL)
+    box = panel.locator(".jp-aici-input")
+    box.click()
+    box.type("take your time")
+    page.keyboard.press("Enter")
+    panel.locator(".jp-aici-stop").wait_for()
+    deadline = time.monotonic() + 20
+    while not model.requests:  # the request reached the model, which is thinking
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    panel.locator(".jp-aici-stop").click()
+    panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=10_000)
+    assert page.locator(".jp-Notebook .jp-Cell").count() == 1  # the late answer never ran
+    ask(page, "try once more after the stop")
+    assert "next 5" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
+
+
+def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("Here are the prices:\n```python\nprices = [3, 4]\nprint(prices)\n```", tokens=(400, 30)),
+                 Reply("The total is **7**.", tokens=(500, 10)))
+    prepare(page, lab, "reload.ipynb")
+    ask(page, "make a list of prices")
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(500)
+
+    page.reload()
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    wait_idle(page)
+    page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    panel = page.locator(PANEL)
+    panel.locator(".jp-aici-user", has_text="make a list of prices").wait_for()
+    assert "Here are the prices" in panel.locator(".jp-aici-model").inner_text()
+    assert "prices = [3, 4]" in panel.locator(".jp-aici-model .jp-aici-codeblock").inner_text()
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
+    assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 request · 430 tokens"
+
+    ask(page, "now add them up")  # continues the conversation
+    follow_up = model.requests[1]["messages"]
+    assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
+    assert "prices = [3, 4]" in follow_up[2]["content"]
+    panel.locator(".jp-aici-model strong", has_text="7").wait_for()
+    assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 requests · 940 tokens"
+
+
+# A 48x32 PNG made without matplotlib (the test environment may not have it).
+FIGURE = """```python
+import struct, zlib
+from IPython.display import Image, display
+w, h = 48, 32
+rows = b''.join(b'\\x00' + bytes([200, 60 + 4 * y, 40]) * w for y in range(h))
+def chunk(kind, data):
+    return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))
+png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) \\
+    + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b'')
+display(Image(data=png))
+```"""
+
+
+def test_a_figure_shows_once_in_its_cell_and_as_a_thumbnail_that_links_to_it(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    model.script(Reply(FIGURE))
+    prepare(page, lab, "figure.ipynb")
+    panel = page.locator(PANEL)
+    ask(page, "draw a picture")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2
+    assert page.locator(".jp-Notebook .jp-OutputArea img").count() == 1  # once, in its cell
+    thumb = panel.locator(".jp-aici-figure img")
+    assert thumb.count() == 1
+    assert thumb.get_attribute("src").startswith("data:image/png;base64,iVBOR")
+    cells.first.locator(".jp-InputPrompt").click()  # select another cell first
+    assert "jp-mod-active" not in (cells.nth(1).get_attribute("class") or "")
+    panel.locator(".jp-aici-figure").click()
+    page.wait_for_function(
+        "document.querySelectorAll('.jp-Notebook .jp-Cell')[1].classList.contains('jp-mod-active')")
+
+
+def test_comm_metadata_from_the_kernel_is_not_applied(page: Any, lab: dict[str, Any]) -> None:
+    """#15 item 7: kernel code opens our comm claiming ``trusted: true`` with a script and
+    HTML that runs script: the cell is inserted, untrusted, and nothing runs."""
+    payload = {
+        "type": "insert", "protocol": 1, "ask_cell_id": None,
+        "cells": [{
+            "source": "print('inserted')", "trusted": True,
+            "metadata": {"trusted": True, "editable": False, "jupyter_ai_ci": {"request": "planted"},
+                         "tags": ["hostile"]},
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": {
+                "application/javascript": "window.__aiciPwned = 'javascript'",
+                "text/html": "<b>bold</b><img src='data:,' onerror=\"window.__aiciPwned = 'html'\">",
+                "text/plain": "plain"}}],
+        }],
+    }
+    code = ("import comm, json\n"
+            f"comm.create_comm(target_name='jupyter_ai_ci', data=json.loads({json.dumps(json.dumps(payload))}))")
+    name = make_notebook(lab, "hostile.ipynb", [code])
+    open_notebook(page, lab, name)
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 2")
+    wait_idle(page)
+    inserted = page.locator(".jp-Notebook .jp-Cell").nth(1)
+    inserted.locator(".jp-OutputArea b", has_text="bold").wait_for()  # the HTML, sanitized
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__aiciPwned") is None
+    assert inserted.locator(".jp-OutputArea img").evaluate("el => el.getAttribute('onerror')") is None
+    page.screenshot(path=str(ARTIFACTS / "comm-hostile.png"))
+    # Saved: only our own metadata key, and the server does not count the cell as trusted.
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 20
+    while len(json.loads((lab["root"] / name).read_text())["cells"]) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    cell = json.loads((lab["root"] / name).read_text())["cells"][1]
+    assert set(cell["metadata"]) <= {"jupyter_ai_ci", "trusted"}, cell["metadata"]
+    assert cell["metadata"].get("trusted") in (None, False)
+    assert "application/javascript" not in json.dumps(cell["outputs"])
