@@ -98,6 +98,7 @@ def events(lines: Iterable[str]) -> Iterator[Any]:
     completions use: ``data:`` lines (joined when an event has several), blank lines
     ending an event; ``event:``/``id:``/``retry:`` fields and ``:`` comments are skipped."""
     data: list[str] = []
+    lines = iter(lines)  # what follows [DONE] is drained from where the events stopped
     for line in lines:
         if line.startswith("data:"):
             data.append(line[6:] if line.startswith("data: ") else line[5:])
@@ -107,6 +108,10 @@ def events(lines: Iterable[str]) -> Iterator[Any]:
         text = "\n".join(data)
         data = []
         if text.startswith("[DONE]"):
+            # Read to the body's end (the chunked terminator follows): a response closed
+            # before it loses its connection, and the next request would open a new one.
+            for _ in lines:
+                pass
             return
         yield json.loads(text)
     if data and not data[0].startswith("[DONE]"):
@@ -124,6 +129,8 @@ async def aevents(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
         text = "\n".join(data)
         data = []
         if text.startswith("[DONE]"):
+            async for _ in lines:
+                pass
             return
         yield json.loads(text)
     if data and not data[0].startswith("[DONE]"):

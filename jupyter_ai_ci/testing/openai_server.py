@@ -100,6 +100,9 @@ class ScriptedOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Small writes go out at once, as model servers send them (uvicorn sets TCP_NODELAY):
+            # with Nagle, a kept connection waits on the client's delayed ACK, ~40 ms a reply.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
