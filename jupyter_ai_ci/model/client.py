@@ -26,9 +26,10 @@ from jupyter_ai_ci.errors import (
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
 from jupyter_ai_ci.model.reply import Accumulator, StreamError, TextCallback, aevents, events
-
-__all__ = ["TextCallback"]  # drivers and the local model type their callbacks with it
 from jupyter_ai_ci.tokens import estimate_usage
+
+__all__ = ["NO_ENDPOINT_HELP", "AsyncModelClient", "Endpoint", "ModelClient", "OpenAIClient", "ScriptedClient",
+           "TextCallback", "map_error"]  # TextCallback: re-exported for the drivers and the local model
 
 if TYPE_CHECKING:
     from jupyter_ai_ci.config import AICISettings
