@@ -7,9 +7,11 @@ the loop nor the user ever sees an SDK traceback.
 
 from __future__ import annotations
 
+import json
 import os
-import time
-from collections.abc import Callable, Iterable, Sequence
+import socket
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
@@ -23,12 +25,14 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
+from jupyter_ai_ci.model.reply import Accumulator, StreamError, TextCallback, aevents, events
 from jupyter_ai_ci.tokens import estimate_usage
+
+__all__ = ["NO_ENDPOINT_HELP", "AsyncModelClient", "Endpoint", "ModelClient", "OpenAIClient", "ScriptedClient",
+           "TextCallback", "map_error"]  # TextCallback: re-exported for the drivers and the local model
 
 if TYPE_CHECKING:
     from jupyter_ai_ci.config import AICISettings
-
-TextCallback = Callable[[str], None]
 
 NO_ENDPOINT_HELP = (
     "no model endpoint is configured: set OPENAI_API_KEY to use OpenAI, or OPENAI_BASE_URL "
@@ -90,64 +94,6 @@ class Endpoint:
             raise NoEndpoint(NO_ENDPOINT_HELP)
 
 
-class _Accumulator:
-    """Collects a streamed or whole reply into a ModelReply."""
-
-    def __init__(self, on_text: TextCallback | None) -> None:
-        self.on_text = on_text
-        self.parts: list[str] = []
-        self.model = ""
-        self.finish: str | None = None
-        self.usage: Usage | None = None
-        self.started = time.perf_counter()
-
-    def add_chunk(self, chunk: Any) -> None:
-        self.model = getattr(chunk, "model", None) or self.model
-        if getattr(chunk, "usage", None):
-            self.usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
-        for choice in chunk.choices or ():
-            text = getattr(choice.delta, "content", None)
-            if text:
-                self.parts.append(text)
-                if self.on_text:
-                    self.on_text(text)
-            self.finish = choice.finish_reason or self.finish
-
-    def check_complete(self, endpoint: Endpoint) -> None:
-        # Every OpenAI-compatible server ends a stream with a finish_reason;
-        # without one the connection dropped mid-reply.
-        if self.finish is None:
-            raise ModelServerError(
-                f"the reply from {endpoint.host} was cut off mid-stream; try again"
-            )
-
-    def add_whole(self, completion: Any) -> None:
-        self.model = completion.model or ""
-        if not completion.choices:
-            raise ModelServerError("the model's reply had no choices; check the endpoint and model name")
-        choice = completion.choices[0]
-        text = choice.message.content or ""
-        self.parts.append(text)
-        if self.on_text and text:
-            self.on_text(text)
-        self.finish = choice.finish_reason
-        if completion.usage:
-            self.usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
-
-    def reply(self, messages: Sequence[Message], endpoint: Endpoint) -> ModelReply:
-        text = "".join(self.parts)
-        usage = self.usage or Usage(
-            sum(estimate_usage(m.content) for m in messages), estimate_usage(text)
-        )
-        return ModelReply(
-            text=text,
-            model=self.model or endpoint.model,
-            usage=usage,
-            finish_reason=self.finish,
-            seconds=time.perf_counter() - self.started,
-        )
-
-
 def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     """Turn an SDK or transport exception into one line that says what to do."""
     import openai
@@ -155,7 +101,9 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     where = endpoint.host
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, openai.APITimeoutError):
+    # Read errors while we read the body (the SDK wraps only those it reads itself).
+    transport = _transport()
+    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
         return ModelUnreachable(
             f"the model at {where} did not answer within {endpoint.timeout:g} s; "
             "try again, or raise %config AICISettings.request_timeout"
@@ -183,6 +131,10 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
             f"{where} answered {exc.status_code} for model {endpoint.model!r}; "
             "try again later or check the server's log"
         )
+    if isinstance(exc, transport.TransportError):
+        return ModelServerError(f"the reply from {where} was cut off mid-stream; try again")
+    if isinstance(exc, StreamError):
+        return ModelServerError(f"{where} reported an error in the middle of its reply; try again")
     return ModelServerError(
         f"the reply from {where} was cut off or malformed ({type(exc).__name__}); try again"
     )
@@ -203,25 +155,45 @@ def _request_body(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, 
     return body
 
 
-def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], asynchronous: bool = False) -> Any:
-    """``chat.completions.create`` minus its walk over the typed parameters, ~1 ms an attempt
-    for a body of strings and numbers that needs no converting.  ``post`` is the SDK's documented
-    way to send a body as is, with the same key, retries, timeout and reply types."""
-    from openai import AsyncStream, Stream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+def _transport() -> Any:
+    """The HTTP library the installed SDK sends with (httpx for openai 1.x, httpx2 later)."""
+    import openai
 
-    return sdk.post("/chat/completions", body=_request_body(endpoint, messages), cast_to=ChatCompletion,
-                    stream=endpoint.stream, stream_cls=(AsyncStream if asynchronous else Stream)[ChatCompletionChunk])
+    base = next(t for t in openai.DefaultHttpxClient.__mro__[1:] if t.__name__ == "Client")
+    return sys.modules[base.__module__.split(".")[0]]
 
 
-def _client_args(endpoint: Endpoint) -> dict[str, Any]:
+def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message]) -> Any:
+    """The SDK's documented ``post`` for a request it need not convert, returning the HTTP
+    response itself.  ``chat.completions.create`` walks the typed parameters (~1 ms) and
+    builds a typed model for every streamed chunk (most of the client's time per attempt);
+    the body here is strings and numbers, and the reply is read as plain JSON.  The SDK still
+    sends it: the key, retries with backoff, the timeout and the 4xx/5xx errors are its own."""
+    return sdk.post("/chat/completions", body=_request_body(endpoint, messages),
+                    cast_to=_transport().Response, stream=endpoint.stream)
+
+
+def _client_args(endpoint: Endpoint, asynchronous: bool = False) -> dict[str, Any]:
+    import openai
+
     endpoint.check()
+    # The SDK's own HTTP client and limits, with TCP_NODELAY: the request goes out as two
+    # writes (headers, body), and on a kept connection Nagle holds the second until the
+    # server's delayed ACK, ~40 ms a request.  Proxies from the environment still apply.
+    transport = _transport()
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    limits = openai.DEFAULT_CONNECTION_LIMITS
+    http_client = (
+        openai.DefaultAsyncHttpxClient(transport=transport.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
+        if asynchronous else
+        openai.DefaultHttpxClient(transport=transport.HTTPTransport(limits=limits, socket_options=nodelay)))
     return {
         # Local servers need no key, but the SDK insists on one.
         "api_key": endpoint.api_key or "no-key-needed",
         "base_url": endpoint.base_url,
         "timeout": endpoint.timeout,
         "max_retries": endpoint.max_retries,
+        "http_client": http_client,
     }
 
 
@@ -234,46 +206,52 @@ class OpenAIClient:
         self._async: Any = None
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
-        acc = _Accumulator(on_text)
+        acc = Accumulator(on_text)
         try:
             if self._sync is None:
                 import openai
 
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
             response = _post(self._sync, self.endpoint, messages)
-            if self.endpoint.stream:
-                for chunk in response:
-                    acc.add_chunk(chunk)
-                acc.check_complete(self.endpoint)
-            else:
-                acc.add_whole(response)
+            try:
+                if self.endpoint.stream:
+                    for chunk in events(response.iter_lines()):
+                        acc.add_chunk(chunk)
+                    acc.check_complete(self.endpoint.host)
+                else:
+                    acc.add_whole(json.loads(response.read()))
+            finally:
+                response.close()  # back to the pool, even when the reader stops early
         except (KeyboardInterrupt, NoEndpoint):
             raise
         except Exception as exc:
             raise map_error(exc, self.endpoint) from None
-        return acc.reply(messages, self.endpoint)
+        return acc.reply(messages, self.endpoint.model)
 
     async def acomplete(
         self, messages: Sequence[Message], on_text: TextCallback | None = None
     ) -> ModelReply:
-        acc = _Accumulator(on_text)
+        acc = Accumulator(on_text)
         try:
             if self._async is None:
                 import openai
 
-                self._async = openai.AsyncOpenAI(**_client_args(self.endpoint))
-            response = await _post(self._async, self.endpoint, messages, asynchronous=True)
-            if self.endpoint.stream:
-                async for chunk in response:
-                    acc.add_chunk(chunk)
-                acc.check_complete(self.endpoint)
-            else:
-                acc.add_whole(response)
+                self._async = openai.AsyncOpenAI(**_client_args(self.endpoint, asynchronous=True))
+            response = await _post(self._async, self.endpoint, messages)
+            try:
+                if self.endpoint.stream:
+                    async for chunk in aevents(response.aiter_lines()):
+                        acc.add_chunk(chunk)
+                    acc.check_complete(self.endpoint.host)
+                else:
+                    acc.add_whole(json.loads(await response.aread()))
+            finally:
+                await response.aclose()
         except NoEndpoint:
             raise
         except Exception as exc:
             raise map_error(exc, self.endpoint) from None
-        return acc.reply(messages, self.endpoint)
+        return acc.reply(messages, self.endpoint.model)
 
 
 class ScriptedClient:

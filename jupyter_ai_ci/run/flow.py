@@ -83,6 +83,7 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     timings.total += time.perf_counter() - started
     outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker)  # type: ignore[arg-type]
     timings.model -= model.masking  # drive() timed it with the model call; it is ours
+    timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)
 
 
@@ -100,6 +101,7 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
     timings.total += time.perf_counter() - started
     outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver))
     timings.model -= model.masking
+    timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)
 
 

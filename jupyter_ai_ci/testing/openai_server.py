@@ -100,6 +100,9 @@ class ScriptedOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Small writes go out at once, as model servers send them (uvicorn sets TCP_NODELAY):
+            # with Nagle, a kept connection waits on the client's delayed ACK, ~40 ms a reply.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -190,9 +193,19 @@ class ScriptedOpenAIServer:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
+                # As model servers stream: chunked, the connection kept for the next request.
+                # A reply cut mid-stream closes the connection instead, with no end marker.
+                cut = reply.cut_after is not None
+                if cut:
+                    self.send_header("Connection", "close")
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                self.close_connection = True
+                self.close_connection = cut
+
+                def write(data: bytes) -> None:
+                    self.wfile.write(data if cut else f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
 
                 def chunk(delta: dict[str, Any], finish: str | None = None,
                           use: dict[str, int] | None = None, choices: bool = True) -> None:
@@ -203,8 +216,7 @@ class ScriptedOpenAIServer:
                     }
                     if use is not None:
                         event["usage"] = use
-                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
+                    write(f"data: {json.dumps(event)}\n\n".encode())
 
                 chunk({"role": "assistant", "content": ""})
                 text = reply.text if reply.cut_after is None else reply.text[: reply.cut_after]
@@ -215,7 +227,8 @@ class ScriptedOpenAIServer:
                 chunk({}, finish="stop")
                 if include_usage and usage is not None:
                     chunk({}, use=usage, choices=False)
-                self.wfile.write(b"data: [DONE]\n\n")
+                write(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")  # the chunked body's end
                 self.wfile.flush()
 
         return Handler

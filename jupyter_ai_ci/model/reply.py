@@ -1,0 +1,137 @@
+"""Reading a chat completion's reply: server-sent events and JSON, as plain dicts.
+
+The SDK still sends the request (``client.py``); reading the body here instead of
+through its ``Stream`` of typed chunk models is most of what an attempt costs on
+the client's side with a fast model (see docs/benchmarks.md).  It reads what the
+SDK's stream reads: ``data:`` lines up to ``[DONE]``, an ``{"error": …}`` event
+raising, and a stream that ends with no ``finish_reason`` is a reply cut off.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from jupyter_ai_ci.errors import ModelServerError
+from jupyter_ai_ci.events import Message, ModelReply, Usage
+from jupyter_ai_ci.tokens import estimate_usage
+
+TextCallback = Callable[[str], None]
+
+
+class Accumulator:
+    """Collects a streamed or whole reply into a ModelReply.  Reads the JSON as plain
+    dicts: building the SDK's typed models for each chunk was most of the client's time."""
+
+    def __init__(self, on_text: TextCallback | None) -> None:
+        self.on_text = on_text
+        self.parts: list[str] = []
+        self.model = ""
+        self.finish: str | None = None
+        self.usage: Usage | None = None
+        self.started = time.perf_counter()
+
+    def _usage(self, usage: Any) -> None:
+        if isinstance(usage, dict) and usage:
+            self.usage = Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+    def add_chunk(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict):
+            raise ValueError("a streamed chunk is not a JSON object")
+        if chunk.get("error"):
+            raise StreamError(chunk["error"])
+        self.model = chunk.get("model") or self.model
+        self._usage(chunk.get("usage"))
+        for choice in chunk.get("choices") or ():
+            text = (choice.get("delta") or {}).get("content")
+            if text:
+                self.parts.append(text)
+                if self.on_text:
+                    self.on_text(text)
+            self.finish = choice.get("finish_reason") or self.finish
+
+    def check_complete(self, host: str) -> None:
+        # Every OpenAI-compatible server ends a stream with a finish_reason;
+        # without one the connection dropped mid-reply.
+        if self.finish is None:
+            raise ModelServerError(
+                f"the reply from {host} was cut off mid-stream; try again"
+            )
+
+    def add_whole(self, completion: Any) -> None:
+        if not isinstance(completion, dict):
+            raise ValueError("the reply is not a JSON object")
+        self.model = completion.get("model") or ""
+        choices = completion.get("choices")
+        if not choices:
+            raise ModelServerError("the model's reply had no choices; check the endpoint and model name")
+        choice = choices[0]
+        text = (choice.get("message") or {}).get("content") or ""
+        self.parts.append(text)
+        if self.on_text and text:
+            self.on_text(text)
+        self.finish = choice.get("finish_reason")
+        self._usage(completion.get("usage"))
+
+    def reply(self, messages: Sequence[Message], model: str) -> ModelReply:
+        text = "".join(self.parts)
+        usage = self.usage or Usage(
+            sum(estimate_usage(m.content) for m in messages), estimate_usage(text)
+        )
+        return ModelReply(
+            text=text,
+            model=self.model or model,
+            usage=usage,
+            finish_reason=self.finish,
+            seconds=time.perf_counter() - self.started,
+        )
+
+
+class StreamError(Exception):
+    """An ``{"error": …}`` event in the middle of a stream (the SDK raises ``APIError`` there)."""
+
+
+def events(lines: Iterable[str]) -> Iterator[Any]:
+    """The JSON of each server-sent event's data, up to ``[DONE]``.  Only what chat
+    completions use: ``data:`` lines (joined when an event has several), blank lines
+    ending an event; ``event:``/``id:``/``retry:`` fields and ``:`` comments are skipped."""
+    data: list[str] = []
+    lines = iter(lines)  # what follows [DONE] is drained from where the events stopped
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+            continue
+        if line or not data:
+            continue
+        text = "\n".join(data)
+        data = []
+        if text.startswith("[DONE]"):
+            # Read to the body's end (the chunked terminator follows): a response closed
+            # before it loses its connection, and the next request would open a new one.
+            for _ in lines:
+                pass
+            return
+        yield json.loads(text)
+    if data and not data[0].startswith("[DONE]"):
+        yield json.loads("\n".join(data))
+
+
+async def aevents(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+            continue
+        if line or not data:
+            continue
+        text = "\n".join(data)
+        data = []
+        if text.startswith("[DONE]"):
+            async for _ in lines:
+                pass
+            return
+        yield json.loads(text)
+    if data and not data[0].startswith("[DONE]"):
+        yield json.loads("\n".join(data))
