@@ -97,7 +97,7 @@ class AICISettings(Configurable):
         0,
         min=0,
         help="Longest reply, in tokens, asked of the model (max_tokens); 0 leaves it to the "
-        "server. The local model uses 512 when this is 0, so a rambling tiny model stops.",
+        "server. The local model uses 1024 when this is 0, so a rambling small model stops.",
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
