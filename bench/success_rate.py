@@ -82,7 +82,7 @@ def select(spec: str) -> list[Task]:
     return chosen
 
 
-def real_model(name: str, timeout: float) -> tuple[Endpoint, AsyncModelClient | None, str]:
+def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelClient | None, str]:
     """The endpoint, its client (None: a plain one) and the name the results carry."""
     endpoint = Endpoint.from_settings(AICISettings(request_timeout=timeout), model=name)
     if name != "local" and not name.startswith("local:"):
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scripted:
         schedules = [s.strip() for s in args.schedules.split(",") if s.strip()] or schedule_names()
         jobs = [Job(t, s) for s in schedules for t in tasks]
-        endpoint = None
+        endpoint, client = None, None
         group = "by_schedule"
     else:
         try:

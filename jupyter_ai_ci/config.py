@@ -89,7 +89,7 @@ class AICISettings(Configurable):
 
     local_fallback = Bool(
         True,
-        help="With no endpoint or key configured, use the bundled tiny local model when the "
+        help="With no endpoint or key configured, use the packaged local coder model when the "
         "[local] extra is installed. False: say how to configure an endpoint instead.",
     ).tag(config=True)
 

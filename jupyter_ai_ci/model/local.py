@@ -133,12 +133,17 @@ class LocalServer:
             self.port = _free_port()
             self._launch()
 
+    def launch_args(self) -> list[str]:
+        """The model and how it is served.  ``--interrupt_requests False``: llama-cpp-python's server
+        otherwise aborts a reply mid-stream when a second request arrives (two kernels, the
+        benchmark's jobs), and the first caller sees a dropped connection."""
+        return ["--model", str(self.model_path), "--host", "127.0.0.1", "--port", str(self.port),
+                "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--interrupt_requests", "False"]
+
     def _launch(self) -> None:
         fd, log = tempfile.mkstemp(prefix="jupyter-ai-ci-llama-", suffix=".log")
         self.log_path = Path(log)
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
-                   "--n_threads", str(self.threads)]
+        command = [sys.executable, "-m", "llama_cpp.server", *self.launch_args()]
         self.process = subprocess.Popen(command, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         os.close(fd)
