@@ -2,6 +2,8 @@
 
     python bench/success_rate.py --scripted            # exact figures, no model needed (CI)
     python bench/success_rate.py --model gpt-4o-mini   # a real endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
+    python bench/success_rate.py --model local          # the [local] extra's model, offline
+    python bench/success_rate.py --model local:qwen2.5-coder-0.5b   # or local:PATH.gguf
 
 Writes success.json, success.png and prints a table (a progress bar on stderr
 while it runs).  See docs/headless.md.
@@ -26,7 +28,7 @@ from bench.success.suite import TASKS  # noqa: E402
 from bench.success.tasks import Task  # noqa: E402
 from jupyter_ai_ci.config import AICISettings  # noqa: E402
 from jupyter_ai_ci.errors import AICIError  # noqa: E402
-from jupyter_ai_ci.model.client import Endpoint  # noqa: E402
+from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint  # noqa: E402
 
 
 class Progress:
@@ -54,7 +56,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
-    mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY")
+    mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
+                      "'local' or 'local:NAME|PATH' for the managed local model")
     p.add_argument("--tasks", default="", help="comma-separated task ids or categories (default: all)")
     p.add_argument("--schedules", default="", help="scripted: comma-separated (default: all)")
     p.add_argument("--retries", type=int, default=5, help="fix attempts after a failure (default 5)")
@@ -79,6 +82,23 @@ def select(spec: str) -> list[Task]:
     return chosen
 
 
+def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelClient | None, str]:
+    """The endpoint, its client (None: a plain one) and the name the results carry."""
+    endpoint = Endpoint.from_settings(AICISettings(request_timeout=timeout), model=name)
+    if name != "local" and not name.startswith("local:"):
+        endpoint.check()
+        return endpoint, None, name
+    from jupyter_ai_ci.model import local
+
+    path = local.bundled_model() if name == "local" else local.target(endpoint)
+    if path is None:
+        raise SystemExit("success_rate: no local model installed: pip install 'jupyter-ai-ci[local]'")
+    path = local.materialize(path, lambda text: print(text.strip(), file=sys.stderr))
+    server = local.server_for(path)  # stopped at exit
+    endpoint = local.localized(endpoint, path)
+    return endpoint, server.client(endpoint), f"local {local.model_title(path)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     tasks = select(args.tasks)
@@ -91,17 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.scripted:
         schedules = [s.strip() for s in args.schedules.split(",") if s.strip()] or schedule_names()
         jobs = [Job(t, s) for s in schedules for t in tasks]
-        endpoint = None
+        endpoint, client = None, None
         group = "by_schedule"
     else:
-        endpoint = Endpoint.from_settings(AICISettings(request_timeout=args.request_timeout), model=args.model)
         try:
-            endpoint.check()
+            endpoint, client, mode = real_model(args.model, args.request_timeout)
         except AICIError as exc:
             raise SystemExit(f"success_rate: {exc}") from None
         jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
         group = "by_category"
-    config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint,
+    config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
                          gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout)
     started = time.perf_counter()
     runs = asyncio.run(run_bench(jobs, config, Progress()))

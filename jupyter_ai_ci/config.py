@@ -104,7 +104,7 @@ class AICISettings(Configurable):
 
     local_fallback = Bool(
         True,
-        help="With no endpoint or key configured, use the bundled tiny local model when the "
+        help="With no endpoint or key configured, use the packaged local coder model when the "
         "[local] extra is installed. False: say how to configure an endpoint instead.",
     ).tag(config=True)
 
@@ -112,7 +112,7 @@ class AICISettings(Configurable):
         0,
         min=0,
         help="Longest reply, in tokens, asked of the model (max_tokens); 0 leaves it to the "
-        "server. The local model uses 512 when this is 0, so a rambling tiny model stops.",
+        "server. The local model uses 1024 when this is 0, so a rambling small model stops.",
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)

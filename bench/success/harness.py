@@ -72,6 +72,7 @@ class BenchConfig:
     retries: int = 5
     jobs: int = 1
     endpoint: Endpoint | None = None  # None: scripted model
+    client: AsyncModelClient | None = None  # the endpoint's client, when it is not a plain OpenAIClient
     gateway_url: str = ""
     gateway_token: str = ""
     timeout: float = 120.0
@@ -159,7 +160,7 @@ class Worker:
 async def run_bench(jobs: list[Job], config: BenchConfig,
                     progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
     """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
-    shared = (config.endpoint, OpenAIClient(config.endpoint)) if config.endpoint is not None else None
+    shared = (config.endpoint, config.client or OpenAIClient(config.endpoint)) if config.endpoint is not None else None
     queue: asyncio.Queue[tuple[int, Job]] = asyncio.Queue()
     for item in enumerate(jobs):
         queue.put_nowait(item)

@@ -6,10 +6,12 @@ traceback, travel outside the budget and are never cut):
 1. variables the request names (or whose DataFrame columns it names), in full;
 2. the user's last error, when recent or asked about (``last_error.py``):
    the failing line and the traceback, or without the traceback if short of room;
-3. other user variables, one line each, most recently assigned first;
-4. recent cells with their outputs, most recent first; older ones a line each;
-5. earlier exchanges of this kernel (sent as chat history);
-6. the environment: Python, data libraries, data files in the working directory.
+3. data files in the working directory (``datafiles.py``): the ones the request
+   names first, each with its columns, dtypes and two rows, or a line each;
+4. other user variables, one line each, most recently assigned first;
+5. recent cells with their outputs, most recent first; older ones a line each;
+6. earlier exchanges of this kernel (sent as chat history);
+7. the environment: Python, the data libraries imported.
 
 The budget is spent in two passes: first every piece up to its share, so a
 long notebook cannot crowd out the conversation; then what is left goes to
@@ -39,8 +41,11 @@ _SKIP_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 # The last error's 0.10 (300 tokens of the default 3000: its failing line and a
 # short traceback; a longer one is upgraded from what is left) came out of the
 # named variables' and the cells' shares.  A share left unused goes to the second pass.
-SHARES = {"named": 0.28, "last_error": 0.10, "variables": 0.15, "cells": 0.27, "conversation": 0.15,
-          "environment": 0.05}
+# The data files' 0.15 (450 tokens: three or four tables with their columns) came out of
+# the named variables', the cells' and the environment's shares: with no variable loaded
+# yet, the files are the whole answer to "what are the columns?".
+SHARES = {"named": 0.25, "last_error": 0.10, "files": 0.15, "variables": 0.12, "cells": 0.20,
+          "conversation": 0.15, "environment": 0.03}
 MAX_CELLS = 200  # cells looked at; older ones are counted, not read
 CELL_SOURCE_CHARS = 1200
 CELL_OUTPUT_CHARS = 600
@@ -204,11 +209,15 @@ def fit_context(
     environment: Sequence[str] = (),
     secrets: Sequence[str] = (),
     last_error: str = "",
+    files: Sequence[tuple[str, str]] = (),
+    files_total: int = 0,
 ) -> Context:
     """Fit the pieces to ``budget_tokens``; see the module docstring.
 
     ``last_error``: the error section, its own ``### `` title first
-    (``LastError.render()``); one without a title gets a plain one."""
+    (``LastError.render()``); one without a title gets a plain one.
+    ``files``: the data files' (full, one-line) descriptions (``datafiles.file_notes``),
+    of ``files_total`` data files in all."""
     turns = [tuple(conversation[i:i + 2]) for i in range(0, len(conversation) - 1, 2)][::-1]
     previous = turns[0][1].content if turns else ""
     named = _named(request, variables, previous)
@@ -223,6 +232,7 @@ def fit_context(
         _Section("named", "### Variables the request is about", named,
                  lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
         _Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms),
+        _Section("files", "### Data files in the working directory", list(files), lambda f: f),
         _Section("variables", "### Other variables (most recently assigned first)",
                  [v for v in variables if v[0] not in named_names],
                  lambda v: (describe(v[0], _value(v[1], secrets)), None)),
@@ -246,6 +256,7 @@ def fit_context(
         if section.key == "conversation" or not section.taken:
             continue
         left = len(section.items) - section.next + (len(cells) - len(recent) if section.key == "cells" else 0)
+        left += max(files_total - len(files), 0) if section.key == "files" else 0
         lines += [section.title] if section.title else []
         lines += [taken.text for taken in section.taken]
         if left:

@@ -1,9 +1,9 @@
 """The environment the generated code will run in, in a few lines.
 
-Only what changes the code a model should write: the Python version, the
+Only what changes the code a model should write: the Python version and the
 versions of data libraries *already imported* (we never import one to ask
-its version: that would cost seconds and change the kernel), and a few data
-files in the working directory, so "load the sales data" finds sales.csv.
+its version: that would cost seconds and change the kernel).  ``scan`` finds
+the data files in the working directory, which ``datafiles`` describes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MAX_FILES = 8
 MAX_ENTRIES = 2000  # a directory of a million files must not stall the request
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
@@ -48,9 +48,10 @@ def library_versions(modules: Mapping[str, ModuleType] | None = None) -> list[st
     return found
 
 
-def data_files(directory: str) -> tuple[list[str], int]:
-    """Up to MAX_FILES data files (name and size), sorted by name, and how many matched."""
-    matched: list[tuple[str, int]] = []
+def scan(directory: str) -> tuple[list[tuple[str, int, int]], int]:
+    """Data files (name, size, mtime in ns) by name, at most MAX_SCANNED of them, and how many matched;
+    at most MAX_ENTRIES directory entries are looked at."""
+    matched: list[tuple[str, int, int]] = []
     try:
         with os.scandir(directory) as entries:
             for count, entry in enumerate(entries):
@@ -60,24 +61,28 @@ def data_files(directory: str) -> tuple[list[str], int]:
                 if name.startswith(".") or not name.lower().endswith(DATA_SUFFIXES):
                     continue
                 try:
-                    if entry.is_file():
-                        matched.append((name, entry.stat().st_size))
+                    if entry.is_file():  # follows links; never a FIFO or device, which could block
+                        stat = entry.stat()
+                        matched.append((name, stat.st_size, stat.st_mtime_ns))
                 except OSError:
                     continue
     except OSError:
         return [], 0
     matched.sort()
-    return [f"{name} ({_size(size)})" for name, size in matched[:MAX_FILES]], len(matched)
+    return matched, len(matched)
 
 
-def environment_lines(directory: str | None = None) -> list[str]:
-    """The environment piece of the context, most useful line first."""
+def data_files(directory: str) -> tuple[list[str], int]:
+    """Up to MAX_FILES data files (name and size), sorted by name, and how many matched."""
+    matched, total = scan(directory)
+    return [f"{name} ({human_size(size)})" for name, size, _ in matched[:MAX_FILES]], total
+
+
+def environment_lines() -> list[str]:
+    """The environment piece of the context, most useful line first.  The data files in the
+    working directory are a piece of their own (``datafiles.file_notes``)."""
     lines = [f"Python {platform.python_version()} on {sys.platform}"]
     libraries = library_versions()
     if libraries:
         lines.append("Imported: " + ", ".join(libraries))
-    files, total = data_files(directory or os.getcwd())
-    if files:
-        more = f", … {total - len(files)} more" if total > len(files) else ""
-        lines.append("Data files in the working directory: " + ", ".join(files) + more)
     return lines

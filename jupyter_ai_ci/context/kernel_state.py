@@ -9,11 +9,13 @@ by the kernel tracker, ``context.tracker``: a module of its own because
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from jupyter_ai_ci.context.build import Context, fit_context, user_variables
+from jupyter_ai_ci.context.datafiles import file_notes
 from jupyter_ai_ci.context.describe import describe
 from jupyter_ai_ci.context.environment import environment_lines
 from jupyter_ai_ci.context.last_error import last_error, worth_telling
@@ -98,9 +100,10 @@ def gather_context(shell: Any, request: str, conversation: Sequence[Message], bu
     if from_file is not None:
         cells = merged_cells([c for c in from_file if not _is_ask(c.source)], cells)
     secrets = secret_values(ns)
+    files, total = file_notes(os.getcwd(), request, exclude)
     return fit_context(request, variables, without_excluded(cells, exclude), budget, conversation=conversation,
                        environment=environment_lines(), secrets=secrets,
-                       last_error=_error_text(shell, request, exclude, secrets))
+                       last_error=_error_text(shell, request, exclude, secrets), files=files, files_total=total)
 
 
 def _error_text(shell: Any, request: str, exclude: Sequence[str], secrets: Sequence[str]) -> str:

@@ -1,7 +1,8 @@
 """One attempt, and the install of a missing module: sub-generators of the loop.
 
 ``run_attempt`` checks the code (syntax, risk scan, approval), then wraps its
-execution in ``Checkpoint`` / ``Commit`` or ``Rollback``.  Like the loop, it
+execution in ``Checkpoint`` / ``Commit`` or ``Rollback``; a failure is
+``Inspect``-ed before its rollback, while what it set is still there.  Like the loop, it
 does no I/O: the driver performs each action it yields.
 """
 
@@ -21,6 +22,8 @@ from jupyter_ai_ci.events import (
     Commit,
     Execute,
     ExecutionResult,
+    FailureNotes,
+    Inspect,
     Install,
     Notice,
     Rollback,
@@ -114,10 +117,15 @@ def run_attempt(
     if attempt.ok:
         yield Commit(number, step)
         return attempt
+    raised = attempt.error
+    notes = None
+    if raised is not None and NOT_PARSED not in results[-1].notes:
+        sent = yield Inspect(blocks, raised, number, step)
+        notes = sent if isinstance(sent, FailureNotes) else None
     undone = _report((yield Rollback(number, step)))
     effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")]
     yield Notice("undone", _undo_text(number, undone, saved, effects), attempt=number, step=step)
-    return replace(attempt, undone=undone)
+    return replace(attempt, undone=undone, notes=notes)
 
 
 def install(missing: policy.MissingModule, number: int, settings: LoopSettings) -> Generator[Action, Any, bool]:

@@ -19,12 +19,14 @@ from typing import Any, Literal
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
 from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import (
     Attempt,
     CallModel,
     Cell,
     ErrorInfo,
     ExecutionResult,
+    FailureNotes,
     LoopGen,
     Message,
     ModelReply,
@@ -48,8 +50,19 @@ def describe_result(result: ExecutionResult, limit: int) -> str:
     return head_tail("\n".join(parts), limit) if parts else prompts.NO_OUTPUT
 
 
+def _notes(notes: FailureNotes | None) -> str:
+    if not notes:
+        return ""
+    text = ""
+    if notes.hints:
+        text += prompts.FIX_HINTS.format(hints="\n".join(f"- {h}" for h in notes.hints))
+    if notes.variables:
+        text += prompts.FIX_VARIABLES.format(variables="\n".join(notes.variables))
+    return text
+
+
 def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
-                settings: LoopSettings) -> str:
+                settings: LoopSettings, notes: FailureNotes | None = None) -> str:
     failed = results[-1]
     error = failed.error
     assert error is not None
@@ -67,7 +80,8 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
         failed=headline,
         code=joined,
         output=head_tail(failed.output, settings.max_output_chars) or prompts.NO_OUTPUT,
-        traceback=head_tail(error.traceback, settings.max_traceback_chars),
+        traceback=head_tail(fold(error.traceback), settings.max_traceback_chars),
+        notes=_notes(notes),
     )
 
 
@@ -173,7 +187,7 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            messages.append(Message("user", fix_request(code, attempt.results, settings)))
+            messages.append(Message("user", fix_request(code, attempt.results, settings, attempt.notes)))
             if why := over_budget():
                 return outcome("over-budget", reason=why)
             reply = yield CallModel(tuple(messages), "fix")

@@ -31,13 +31,27 @@ Output printed before the error:
 {output}
 ```
 
-Traceback:
+Traceback (library frames folded):
 ```
 {traceback}
 ```
-
+{notes}
 Write a corrected, complete version of all the code for this step (every \
 block again, not only the changed lines), in ```python blocks."""
+
+# Parts of the fix request that appear only when the kernel had something to say.
+FIX_HINTS = """
+Hints:
+{hints}
+"""
+
+FIX_VARIABLES = """
+Variables the failed code used or set, as they were when it failed (its changes were undone since: \
+the corrected code must create what it needs again):
+```
+{variables}
+```
+"""
 
 SYNTAX_NOTE = "The code was not run: it does not parse."
 

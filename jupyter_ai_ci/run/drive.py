@@ -8,6 +8,8 @@ Executors may also offer ``checkpoint(code)``/``rollback()``/``commit()`` and
 ``install(package)`` (or their ``a``-prefixed coroutines); an executor
 without them gets "cannot undo" reports, which the loop tells the user.
 Approval goes to an ``Approver``; with none, flagged code is refused at once.
+A failed attempt is ``Inspect``-ed by the ``inspector`` the flow gives (it reads
+the kernel: ``run.flow``); with none, the fix request goes without notes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import inspect
 import time
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from jupyter_ai_ci.events import (
@@ -27,6 +30,8 @@ from jupyter_ai_ci.events import (
     Commit,
     Execute,
     ExecutionResult,
+    FailureNotes,
+    Inspect,
     Install,
     LoopGen,
     Notice,
@@ -126,6 +131,8 @@ class AsyncApprover(Protocol):
 NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with "
                  "%config AICISettings.allow, --yes, or policy 'auto'")
 UNSUPPORTED = TransactionReport(supported=False)
+Inspector = Callable[[Inspect], FailureNotes]
+AsyncInspector = Callable[[Inspect], Awaitable[FailureNotes]]
 _UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
 
 
@@ -165,7 +172,7 @@ async def _async_other(action: Any, executor: Any, approver: Any, report: Report
 
 def drive(loop: LoopGen, model: ModelClient, executor: Executor,
           reporter: Reporter | None = None, timings: Timings | None = None,
-          approver: Approver | None = None) -> Outcome:
+          approver: Approver | None = None, inspector: Inspector | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -186,6 +193,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                     # The loop answers with a Rollback, then re-raises once undone.
                     action = loop.throw(KeyboardInterrupt())
                     continue
+            elif isinstance(action, Inspect):
+                result = inspector(action) if inspector is not None else None
             else:
                 result = _sync_other(action, executor, approver, book.report)
             action = loop.send(result)
@@ -197,7 +206,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
 
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
                  reporter: Reporter | None = None, timings: Timings | None = None,
-                 approver: Approver | AsyncApprover | None = None) -> Outcome:
+                 approver: Approver | AsyncApprover | None = None,
+                 inspector: AsyncInspector | None = None) -> Outcome:
     """Run the loop to its end with asyncio: the same steps, awaited."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -223,8 +233,11 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                     raise
             else:
                 started = time.perf_counter()
-                result = await _async_other(action, executor, approver, book.report)
-                if isinstance(action, _UNDO_ACTIONS):
+                if isinstance(action, Inspect):
+                    result = await inspector(action) if inspector is not None else None
+                else:
+                    result = await _async_other(action, executor, approver, book.report)
+                if isinstance(action, (*_UNDO_ACTIONS, Inspect)):
                     # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
                     book.timings.execute += time.perf_counter() - started
             action = loop.send(result)

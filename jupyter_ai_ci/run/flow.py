@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from jupyter_ai_ci.context import snapshot
+from jupyter_ai_ci.context import failure, snapshot
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
-from jupyter_ai_ci.events import Notice, Outcome
+from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
 from jupyter_ai_ci.executors import AsyncExecutor, Executor
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
 from jupyter_ai_ci.run.request import Result, Run
@@ -45,6 +45,9 @@ class InProcessKernel:
         # Secrets the generated code creates mid-run count too.
         return secret_values(self.shell.user_ns, os.environ)
 
+    def inspect(self, action: Inspect) -> FailureNotes:
+        return failure.inspect_failure(self.shell.user_ns, action.code, action.error.ename, action.error.evalue)
+
 
 class RemoteKernel:
     """A kernel reached over the messaging protocol (the sidebar's, the command line's)."""
@@ -62,6 +65,14 @@ class RemoteKernel:
         except Exception as exc:  # noqa: BLE001 - any failure degrades to the driver's cells
             note = f"the kernel could not describe its variables ({str(exc)[:200]})"
         return snapshot.without_kernel(query, note)
+
+    async def ainspect(self, action: Inspect) -> FailureNotes:
+        """What the failed attempt had in hand, from the kernel; none if it cannot say in time."""
+        try:
+            expression = failure.expression(action.code, action.error.ename, action.error.evalue)
+            return failure.from_reply(await asyncio.wait_for(self.evaluate(expression), self.timeout))
+        except Exception:  # noqa: BLE001 - the fix request goes on without the notes
+            return FailureNotes()
 
 
 def _said(reporter: Reporter | None, found: Snapshot) -> None:
@@ -81,7 +92,8 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     # Building the context and the loop, and recording the outcome, are our own time too;
     # drive() times the loop itself.
     timings.total += time.perf_counter() - started
-    outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker)  # type: ignore[arg-type]
+    outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
+                    inspector=kernel.inspect)
     timings.model -= model.masking  # drive() timed it with the model call; it is ours
     timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)
@@ -99,7 +111,8 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
     _said(reporter, found)
     loop, model = run.start(found)
     timings.total += time.perf_counter() - started
-    outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver))
+    outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
+                           inspector=kernel.ainspect)
     timings.model -= model.masking
     timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)

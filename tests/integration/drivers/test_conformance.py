@@ -111,3 +111,35 @@ async def test_retries_exhausted_leave_nothing_behind_and_count_every_request(
         assert s.names == [], s.driver  # every failed attempt was undone
         fixes = s.texts()[1:]
         assert "ZeroDivisionError" in fixes[0] and "NameError" in fixes[1], s.driver
+
+
+# A data file in the working directory, not loaded yet: the first request must say what its columns are.
+STAFF = ("open('staff.csv', 'w').write('emp_id,dept,salary\\n1,Sales,50000\\n2,Support,42000\\n3,Sales,61000\\n')\n"
+         "import pandas as pd")
+
+
+async def test_data_files_are_described_and_a_keyerror_fix_gets_the_real_columns(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    guess = "staff = pd.read_csv('staff.csv')\ncounts = staff.groupby('department').size()\nprint(counts)"
+    replies = [py(guess),
+               py("staff = pd.read_csv('staff.csv')\nprint(staff.groupby('dept').size())",
+                  require="Did you mean 'dept'?")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              [STAFF], "Headcount per department in staff.csv", replies, probe=("staff",))
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        first, fix = s.texts()
+        # The file's header with dtypes and two sample rows, before any code ran.
+        assert "### Data files in the working directory" in first, s.driver
+        files = first.split("### Data files in the working directory\n", 1)[1].split("\n###", 1)[0]
+        assert files.startswith("staff.csv (") and "columns: emp_id: int64, dept: str, salary: int64" in files
+        assert "Support" in files and "61000" not in files, s.driver  # two rows, not the third
+        # The fix: the failing line, the exception, no pandas internals, the closest real name, and the
+        # DataFrame the failed attempt loaded, described before the rollback removed it.
+        assert "counts = staff.groupby('department').size()" in fix and "KeyError: 'department'" in fix, s.driver
+        assert "site-packages" not in fix and "frames inside pandas" in fix, s.driver
+        assert "'department' is not a column of staff. Did you mean 'dept'?" in fix, s.driver
+        assert "staff: pandas.DataFrame 3 rows × 3 columns [emp_id:int64, dept:" in fix, s.driver
+        assert s.driver == "cli" or s.names == ["staff"], s.driver  # the second attempt's (the CLI has no probe)
+    assert len({s.texts()[1].split("Traceback", 1)[0] for s in seen}) == 1  # the same fix text up to the traceback
