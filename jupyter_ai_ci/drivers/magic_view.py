@@ -147,8 +147,13 @@ class RunView:
         """Plain text: the status, a line per attempt, the answer."""
         lines = [self.head()]
         lines += [f"  {note}" for note in self.notes]
-        lines += [f"  {s.title(self.model)}" for s in self.sections[:-1] if s.attempt] if not self.final else \
-            [f"  {s.title(self.model)}" for s in self.sections if s.attempt]
+        # While running, the head is the current section's title: not twice.
+        for section in self.sections if self.final else self.sections[:-1]:
+            if section.attempt:
+                lines.append(f"  {section.title(self.model)}")
+            lines += [f"    {note}" for note in section.notes]
+        if not self.final and self.current is not None:
+            lines += [f"    {note}" for note in self.current.notes]
         if self.answer:
             lines += ["", self.answer]
         return "\n".join(lines)
