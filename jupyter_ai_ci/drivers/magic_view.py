@@ -29,6 +29,7 @@ SHOWN_CHARS = 4000  # of one output or traceback inside a section
 METADATA = {"jupyter_ai_ci": {"role": "progress"}}  # tells the kernel tracker this is not the user's output
 LABELS = {"first": "writing code", "fix": "fixing", "next-step": "next step", "answer": "answering",
           "replayed": "replayed"}
+# Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
 MUTED = "color:var(--jp-ui-font-color2,#666)"
 ERROR = "color:var(--jp-error-color1,#d32f2f)"
 
@@ -79,9 +80,10 @@ class Section:
             shown = _shown(result)
             if shown:
                 parts += [f'<div style="{MUTED}">output</div>', pre_html(shown)]
-            if result.error is not None:
-                parts += [f'<div style="{ERROR}">traceback</div>',
-                          pre_html(head_tail(result.error.traceback, SHOWN_CHARS * 2), ERROR)]
+            if result.error is not None:  # long, and mostly library frames: folded under its last line
+                parts += [f'<details><summary style="{ERROR}">traceback · {html.escape(result.error.one_line())}'
+                          "</summary>", pre_html(head_tail(result.error.traceback, SHOWN_CHARS * 2), ERROR),
+                          "</details>"]
         if self.feedback:
             parts += ["<details><summary>sent back to the model</summary>",
                       pre_html(head_tail(self.feedback, SHOWN_CHARS * 3)), "</details>"]
@@ -167,10 +169,10 @@ class RunView:
         head = html.escape(self.head())
         if done and self.final.startswith("✗"):
             head = f'<span style="{ERROR}">{head}</span>'
-        parts = ['<div class="jp-aici-run">', f"<details{'' if done else ' open'}>",
+        parts = ['<div class="aici-ask-run">', f"<details{'' if done else ' open'}>",
                  f"<summary><b>{head}</b></summary>", '<div style="margin-left:1.2em">', *body, "</div></details>"]
         if self.answer:
-            parts.append(f'<div class="jp-aici-answer">{markdown_html(self.answer)}</div>')
+            parts.append(f'<div class="aici-ask-answer">{markdown_html(self.answer)}</div>')
         parts.append("</div>")
         return "".join(parts)
 

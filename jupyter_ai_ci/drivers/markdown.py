@@ -36,7 +36,8 @@ def code_html(code: str, language: str = "python") -> str:
     except ClassNotFound:
         lexer = get_lexer_by_name("text")
     body = highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
-    return f'<pre style="{CODE_STYLE}"><code>{body.rstrip()}</code></pre>\n'
+    # The page's own style for inline code (a box of its own) must not apply inside the block.
+    return f'<pre style="{CODE_STYLE}"><code style="background:none;padding:0">{body.rstrip()}</code></pre>\n'
 
 
 def pre_html(text: str, style: str = "") -> str:

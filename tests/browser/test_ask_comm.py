@@ -139,13 +139,14 @@ def test_ask_fixes_a_keyerror_from_its_traceback(page: Any, lab: dict[str, Any],
     # The fix request carried the traceback of the failed attempt.
     assert "KeyError" in json.dumps(model.requests[1]["messages"][-1])
     # Unfolded: the failed attempt, its highlighted code, its traceback, what went back to the model.
-    output.locator(".jp-aici-run > details > summary").click()
-    sections = output.locator(".jp-aici-run > details > div > details")
+    output.locator(".aici-ask-run > details > summary").click()
+    sections = output.locator(".aici-ask-run > details > div > details")
     failed = sections.first
-    assert failed.locator("summary").inner_text() == "✗ attempt 1 · KeyError: 'regoin' (line 1)"
-    failed.locator("summary").first.click()
+    assert failed.locator(":scope > summary").inner_text() == "✗ attempt 1 · KeyError: 'regoin' (line 1)"
+    failed.locator(":scope > summary").click()
     opened = failed.inner_text()
-    assert "groupby('regoin')" in opened and "traceback" in opened and "sent back to the model" in opened
+    assert "groupby('regoin')" in opened and "sent back to the model" in opened
+    assert "traceback · KeyError: 'regoin' (line 1)" in opened and "Traceback (most recent call last)" not in opened
     assert "```" not in opened and failed.locator("pre code span[style]").count() > 3
     assert sections.nth(1).locator("summary").first.inner_text().startswith("✓ attempt 2 · 1 cell")
     page.screenshot(path=str(ARTIFACTS / "ask-fixes-keyerror.png"))

@@ -63,7 +63,7 @@ def test_a_question_ends_with_an_answer_from_the_output(kernel: Any, model_serve
     assert ANSWER in text and "24.5" in text.split(ANSWER)[0] + ANSWER
     assert "<" not in next(iter(run.displays.values()))["text/plain"]  # no tag in the text/plain
     html = run.html
-    assert '<div class="jp-aici-answer"><p>North has the highest total revenue: 24.5.</p>' in html
+    assert '<div class="aici-ask-answer"><p>North has the highest total revenue: 24.5.</p>' in html
     assert "<details>" in html and "```" not in html  # sections, folded; the fences rendered
     assert "<span style=" in html  # the code is highlighted
     # Usage counts the extra call: 2 requests, and their tokens.
@@ -78,7 +78,7 @@ def test_a_plot_request_makes_no_extra_call(kernel: Any, model_server: ScriptedO
     assert run.status == "ok", run.reply
     assert len(model_server.requests) == 1
     assert [m for m in run.of_type("display_data") if "image/png" in m["content"]["data"]]
-    assert "jp-aici-answer" not in run.html
+    assert "aici-ask-answer" not in run.html
     assert usage(kernel)[0] == 1
 
 
@@ -135,10 +135,10 @@ def test_a_failed_attempt_shows_its_traceback_and_what_went_back(
     assert "✓ done in 2 attempts" in text and "✗ attempt 1 · KeyError: 'regoin'" in text
     html = run.html
     sections = html.split("<details>")
-    failed = next(s for s in sections if s.startswith("<summary>✗ attempt 1"))
-    assert "traceback" in failed and "KeyError" in failed
+    failed = next(i for i, s in enumerate(sections) if s.startswith("<summary>✗ attempt 1"))
+    assert "traceback · KeyError" in sections[failed + 1] and "Traceback" in sections[failed + 1]
     assert "sent back to the model" in html and "Output printed before the error" in html
-    assert "jp-aici-answer" not in html  # a request to do something: the cell is the answer
+    assert "aici-ask-answer" not in html  # a request to do something: the cell is the answer
 
 
 def test_the_models_html_is_shown_as_text_never_run(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
