@@ -49,7 +49,7 @@ def test_panel_request_inserts_and_runs_a_cell(page: Any, lab: dict[str, Any],
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
     assert "Squaring it" in panel.locator(".jp-aici-model").inner_text()
     assert "print('x squared is', x ** 2)" in panel.locator(".jp-aici-model .jp-aici-codeblock").inner_text()
-    assert "cell ran" in panel.locator(".aici-ask-run-ok").inner_text()
+    assert "cell ran" in panel.locator(".jp-aici-run-ok").inner_text()
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     new = cells.nth(1)
@@ -76,13 +76,13 @@ def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, An
     assert model.misses == [], "the fix was asked for without the traceback"
     assert len(model.requests) == 2
     assert "y = x / 0" in model.request_texts()[1]
-    assert "(line 2)" in panel.locator(".aici-ask-run").nth(0).inner_text()
+    assert "(line 2)" in panel.locator(".jp-aici-run").nth(0).inner_text()
     assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
-    codes = panel.locator(".aici-ask-run")
+    codes = panel.locator(".jp-aici-run")
     assert codes.count() == 2
     assert "ZeroDivisionError" in codes.nth(0).inner_text()
-    assert "aici-ask-run-error" in (codes.nth(0).get_attribute("class") or "")
-    assert "aici-ask-run-ok" in (codes.nth(1).get_attribute("class") or "")
+    assert "jp-aici-run-error" in (codes.nth(0).get_attribute("class") or "")
+    assert "jp-aici-run-ok" in (codes.nth(1).get_attribute("class") or "")
     # The fix took the failed cell's place: x = 5, then the fixed cell.
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
@@ -127,7 +127,7 @@ def test_stop_ends_a_run_and_interrupts_its_cell(page: Any, lab: dict[str, Any],
     page.screenshot(path=str(ARTIFACTS / "sidebar-stop.png"))
     assert "KeyboardInterrupt" in cells.nth(1).locator(".jp-OutputArea").inner_text()
     assert len(model.requests) == 1  # no fix was asked for
-    assert "attempt 1: stopped" in panel.locator(".aici-ask-run").inner_text()
+    assert "attempt 1: stopped" in panel.locator(".jp-aici-run").inner_text()
     assert panel.locator(".jp-aici-send").is_visible()  # ready for the next request
 
 
