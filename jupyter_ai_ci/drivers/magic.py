@@ -146,6 +146,10 @@ class MagicDriver:
                 reporter.finish("✗ interrupted")
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None
+        except Exception:
+            if isinstance(reporter, RichReporter) and reporter.handle is not None:
+                reporter.finish("✗ stopped: the error below says why")  # not left saying "writing code"
+            raise
         self.last_outcome = result.outcome
         self._finish(result, reporter)
 

@@ -46,6 +46,8 @@ class Section:
     failed: str = ""  # the error, in one line
     feedback: str = ""  # what went back to the model after this attempt failed
     streaming: bool = True
+    _cached: tuple[Any, str] = field(default=(None, ""), repr=False)
+    _rendered: tuple[str, str] = field(default=("", ""), repr=False)
 
     @property
     def state(self) -> Literal["writing", "running", "failed", "ok", "text"]:
@@ -72,8 +74,23 @@ class Section:
         return {"answer": "answer in words", "replayed": "↻ replayed reply"}.get(self.purpose, "reply without code")
 
     def html(self, model: str, open_: bool) -> str:
+        # Rendered again only when it changed: a run re-renders on every update, and Markdown
+        # with highlighting is the costly part.
+        key = (model, open_, len(self.text), self.streaming, self.attempt, len(self.blocks),
+               self.blocks[-1][1] is not None if self.blocks else False, self.failed, len(self.feedback),
+               len(self.notes))
+        if self._cached[0] != key:
+            self._cached = (key, self._html(model, open_))
+        return self._cached[1]
+
+    def _markdown(self) -> str:
+        if self._rendered[0] != self.text:  # the same text shows again when the attempt runs or ends
+            self._rendered = (self.text, markdown_html(self.text) if self.text.strip() else "")
+        return self._rendered[1]
+
+    def _html(self, model: str, open_: bool) -> str:
         parts = [f"<details{' open' if open_ else ''}><summary>{html.escape(self.title(model))}</summary>",
-                 '<div style="margin-left:1.2em">', markdown_html(self.text) if self.text.strip() else ""]
+                 '<div style="margin-left:1.2em">', self._markdown()]
         for _code, result in self.blocks:
             if result is None:
                 continue
@@ -197,7 +214,9 @@ class RichReporter:
     def model(self, name: str) -> None:
         self.view.model = name
 
-    def refresh(self, force: bool = True) -> None:
+    def refresh(self, force: bool = False) -> None:
+        """Show the view now (``force``: before a wait -- a model call, running code -- and at
+        the end), or if the last update is older than ``INTERVAL``."""
         now = time.perf_counter()
         if not force and now - self.last < INTERVAL:
             return
@@ -213,13 +232,13 @@ class RichReporter:
 
     def model_started(self, call: CallModel) -> None:
         self.view.started(call)
-        self.refresh()
+        self.refresh(force=True)
 
     def model_text(self, text: str) -> None:
         section = self.view.current
         if section is not None:
             section.text += text
-            self.refresh(force=False)
+            self.refresh()
 
     def model_finished(self) -> None:
         if self.view.current is not None:
@@ -239,7 +258,7 @@ class RichReporter:
         section = self.view.current
         if section is not None:
             section.blocks.append((action.code, None))
-            self.refresh()
+            self.refresh(force=True)
 
     def executed(self, action: Any, result: ExecutionResult) -> None:
         section = self.view.current
@@ -251,4 +270,4 @@ class RichReporter:
     def finish(self, line: str, answer: str = "") -> None:
         self.view.final = line
         self.view.answer = answer.strip()
-        self.refresh()
+        self.refresh(force=True)

@@ -24,18 +24,29 @@ CODE_STYLE = ("margin:0.3em 0;padding:0.4em 0.6em;border-radius:3px;overflow-x:a
               "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)")
 
 
-def code_html(code: str, language: str = "python") -> str:
-    """One highlighted block (``<pre>``); unknown languages stay plain, escaped."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
+@lru_cache(maxsize=32)
+def _lexer(language: str) -> Any:
     from pygments.lexers import get_lexer_by_name
     from pygments.util import ClassNotFound
 
     try:
-        lexer = get_lexer_by_name(language or "text")
+        return get_lexer_by_name(language or "text")
     except ClassNotFound:
-        lexer = get_lexer_by_name("text")
-    body = highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
+        return get_lexer_by_name("text")
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(noclasses=True, nowrap=True)  # building its style table costs more than a block
+
+
+def code_html(code: str, language: str = "python") -> str:
+    """One highlighted block (``<pre>``); unknown languages stay plain, escaped."""
+    from pygments import highlight
+
+    body = highlight(code, _lexer(language), _formatter())
     # The page's own style for inline code (a box of its own) must not apply inside the block.
     return f'<pre style="{CODE_STYLE}"><code style="background:none;padding:0">{body.rstrip()}</code></pre>\n'
 

@@ -82,3 +82,4 @@ def test_model_error_is_one_line(kernel: Any, model_server: ScriptedOpenAIServer
     assert run.reply["content"]["ename"] == "ModelServerError"
     assert run.of_type("error")[-1]["content"]["traceback"][0].startswith("ModelServerError: ")
     assert "503" in run.reply["content"]["evalue"]
+    assert "✗ stopped: the error below says why" in run.shown  # the progress does not stay "writing code"
