@@ -181,8 +181,9 @@ class RunView:
         done = bool(self.final)
         last = len(self.sections) - 1
         body = [f'<div style="{MUTED}">{html.escape(n)}</div>' for n in self.notes]
+        # At the end the answer is shown whole, below: not again in a section.
         body += [s.html(self.model, open_=not done and i == last) for i, s in enumerate(self.sections)
-                 if not (done and s.purpose == "answer")]  # the answer is shown below, whole
+                 if not (done and (s.purpose == "answer" or self.answer and s.text.strip() == self.answer))]
         head = html.escape(self.head())
         if done and self.final.startswith("✗"):
             head = f'<span style="{ERROR}">{head}</span>'
