@@ -46,7 +46,10 @@ def send(kc: BlockingKernelClient, code: str, cell_id: str | None = None, silent
         if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
             break
         messages.append(m)
-    reply = kc.get_shell_msg(timeout=timeout)
+    # The reply to this request: a loaded machine can leave an extra kernel_info_reply from
+    # wait_for_ready in the queue, which would shift every reply by one.
+    while (reply := kc.get_shell_msg(timeout=timeout))["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+        pass
     return CellRun(reply, messages)
 
 
