@@ -46,6 +46,9 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     seconds: float = 0.0
+    # Why this text's code needs a person's approval whatever the policy says ("" when it
+    # does not): set for code replayed from a record this user did not sign.
+    review: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,24 @@ a real IPython shell, and a real kernel started with jupyter_client."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_ai_ci.notebook.signing import KEY_ENV
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+# Replay records are signed with a per-user key (notebook/signing.py): the tests use their own,
+# never the user's, set here so every kernel, server and CLI they start inherits it.
+_KEYS = tempfile.mkdtemp(prefix="jupyter-ai-ci-test-keys-")
+atexit.register(shutil.rmtree, _KEYS, True)
+os.environ[KEY_ENV] = str(Path(_KEYS) / "replay.key")
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.context.build import Context, build_context
 from jupyter_ai_ci.context.describe import describe
 from jupyter_ai_ci.context.kernel_state import gather_context
@@ -91,7 +92,7 @@ def expression(query: Query) -> str:
         "notebook": None if query.notebook is None else [
             {"source": c.source, "output": c.output, "kind": c.kind, "label": c.label} for c in query.notebook],
     })
-    return f"__import__('jupyter_ai_ci.context.snapshot', fromlist=['_']).kernel_side({payload!r})"
+    return inkernel.call("jupyter_ai_ci.context.snapshot", payload)  # never a look-alike from the working directory
 
 
 def _roles(items: Any) -> tuple[Message, ...]:

@@ -59,11 +59,21 @@ def _undo_text(number: int, undone: TransactionReport, saved: TransactionReport 
     return text
 
 
+def _reviewed(decision: policy.Decision, review: str) -> policy.Decision:
+    """Code that needs a person's review (from a replay record this user did not sign)
+    is asked about in every policy mode, ``auto`` too; what the policy refuses stays refused."""
+    if not review or decision.verdict == "refuse":
+        return decision
+    return policy.Decision("ask", (review, *decision.reasons))
+
+
 def run_attempt(
-    code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]]
+    code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]],
+    review: str = "",
 ) -> Generator[Action, Any, Attempt | str]:
     """One attempt: syntax check, policy, approval, checkpoint, run, commit or
-    roll back.  Returns the ``Attempt``, or a one-line refusal."""
+    roll back.  Returns the ``Attempt``, or a one-line refusal.  ``review``: why this code
+    must be approved whatever the policy says ("" when it need not)."""
     blocks = tuple(code)
     trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
@@ -72,13 +82,16 @@ def run_attempt(
                     ExecutionResult(error=error, notes=(NOT_PARSED,)))
         return Attempt(number, step, blocks, unparsed)
     found = policy.scan_trees(trees)
-    decision = policy.decide(settings.policy, found)
+    decision = _reviewed(policy.decide(settings.policy, found), review)
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"
     if decision.verdict == "ask" and blocks not in approved:
         approval = _approval((yield AskApproval(blocks, decision.reasons, number)))
         if not approval.granted:
-            return f"not run: {'; '.join(decision.reasons)} — {approval.why or 'rejected'}"
+            why = approval.why or "rejected"
+            if review:  # the driver's advice (the allow list, policy 'auto') cannot help here
+                why = why.split(";")[0]
+            return f"not run: {'; '.join(decision.reasons)} — {why}"
         approved.add(blocks)
     yield Notice("attempt", f"attempt {number}: running {len(blocks)} cell"
                  f"{'' if len(blocks) == 1 else 's'}", attempt=number, step=step)

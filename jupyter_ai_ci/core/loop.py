@@ -143,7 +143,7 @@ def agent_loop(
                 return outcome("not-run", answer=reply.text)
 
             number = len(attempts) + 1
-            attempt = yield from run_attempt(code, number, step, settings, approved)
+            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review)
             if isinstance(attempt, str):
                 yield Notice("refused", attempt, attempt=number, step=step)
                 return outcome("refused", reason=attempt)

@@ -165,7 +165,11 @@ class MagicDriver:
         if not records:
             print(f"no replay records in {store.path}")
         for r in records:
-            print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
+            if r.unverified:  # its model and date are claims of whoever wrote it
+                print(f"{r.key[:8]}  made elsewhere, not verified ({r.unverified})  "
+                      f"{r.request.strip().splitlines()[0][:60]}")
+            else:
+                print(f"{r.key[:8]}  {r.generated_at}  {r.model}  {r.request.strip().splitlines()[0][:60]}")
 
     def _sink(self) -> CellSink:
         # The JupyterLab extension marks the kernel when it connects (see comm.py).

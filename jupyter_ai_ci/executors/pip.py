@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
 
 INSTALL_TIMEOUT = 900.0  # seconds: downloads can be slow, but never forever
@@ -39,7 +40,7 @@ def _failed(output: str) -> ExecutionResult:
 
 
 def expression(package: str) -> str:
-    return f"__import__('jupyter_ai_ci.executors.pip', fromlist=['_']).kernel_side({package!r})"
+    return inkernel.call("jupyter_ai_ci.executors.pip", package)  # never a look-alike from the working directory
 
 
 def kernel_side(package: str) -> str:

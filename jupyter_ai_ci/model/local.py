@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
 from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
 LOCAL_PREFIX = "local:"
 TINY_MODEL_NOTE = (
@@ -38,6 +38,10 @@ TINY_MODEL_NOTE = (
 
 class LocalModelError(ModelUnreachable):
     """The local model could not be started or stopped answering."""
+
+
+class PortTaken(LocalModelError):
+    """Something other than our server listens on its port (model/local_auth.py)."""
 
 
 def llama_server_installed() -> bool:
@@ -80,6 +84,8 @@ class LocalServer:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    # This start's API key and secret alias (model/local_auth.py): never on the command line.
+    secrets: Secrets = field(default_factory=new_secrets, repr=False)
     # SDK clients for this server, one per endpoint: making one costs ~33 ms, and each keeps
     # its connection pool.  A restarted server is a new LocalServer, so its clients are new too.
     clients: dict[Endpoint, OpenAIClient] = field(default_factory=dict, repr=False)
@@ -94,7 +100,7 @@ class LocalServer:
 
     def client(self, endpoint: Endpoint) -> OpenAIClient:
         """The client that sends ``endpoint``'s requests to this server."""
-        endpoint = replace(endpoint, base_url=self.base_url)
+        endpoint = replace(endpoint, base_url=self.base_url, api_key=self.secrets.key)
         if endpoint not in self.clients:
             self.clients[endpoint] = OpenAIClient(endpoint)
         return self.clients[endpoint]
@@ -105,12 +111,14 @@ class LocalServer:
                 f"local model file not found: {self.model_path} — check JUPYTER_AI_CI_MODEL=local:/path/to/model.gguf"
             )
         self.port = self.port or _free_port()
+        self.secrets = new_secrets()
         try:
             self._launch()
-        except LocalModelError:
-            if "address already in use" not in self._last_log_line().lower():
+        except LocalModelError as exc:
+            if not isinstance(exc, PortTaken) and "address already in use" not in self._last_log_line().lower():
                 raise
-            # The port was taken between choosing and binding it: once more elsewhere.
+            # The port was taken between choosing and binding it (nothing was sent there):
+            # once more elsewhere.  Taken again, PortTaken says so.
             self.port = _free_port()
             self._launch()
 
@@ -121,6 +129,7 @@ class LocalServer:
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
                    "--n_threads", str(self.threads)]
         self.process = subprocess.Popen(command, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        env=child_env(self.secrets, "127.0.0.1", self.port),
                                         preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         os.close(fd)
         self._wait_ready()
@@ -133,11 +142,16 @@ class LocalServer:
                     f"the local model server exited ({self._last_log_line()}): is {self.model_path} a valid GGUF file?"
                 )
             try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
+                if ready(self.base_url, self.port, self.process.pid, self.secrets):  # type: ignore[union-attr]
+                    return
+            except NotOurs as exc:
+                self.stop()
+                raise PortTaken(
+                    f"port {self.port} was taken by another process ({exc}), so the local model was not "
+                    "started there and nothing was sent to it; try again (a new port is chosen) — if it keeps "
+                    "happening, another user on this machine may be trying to intercept your requests"
+                ) from None
+            time.sleep(0.2)
         self.stop()
         raise LocalModelError(f"the local model server did not start within {self.startup_timeout:g} s")
 
@@ -223,7 +237,7 @@ class LocalClient:
         try:
             return self._client().complete(messages, on_text)
         except ModelError:
-            if not _servers[self.path].alive:
+            if self.path in _servers and not _servers[self.path].alive:  # not when it never started
                 raise LocalModelError("the local model server stopped unexpectedly; "
                                       "it will be restarted on the next request") from None
             raise

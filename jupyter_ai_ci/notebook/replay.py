@@ -12,8 +12,14 @@ kernel.
 loop's first and next-step model calls from the record, and hands every call
 after a failed replayed attempt to the live model, so stale code goes through
 the normal retry loop.  The answer in words is replayed like any reply; a
-record without one gets none (never a model call).  ``ReplayStore`` keeps records in a small JSON file
-beside the notebook (the kernel's working directory).
+record without one gets none (never a model call).  ``ReplayStore`` keeps
+records in a small JSON file beside the notebook (the kernel's working directory).
+
+Replayed code is model output like any other: it goes through the same syntax check,
+risk scan, policy and approval (``core/attempt.py``).  And a file beside a notebook is
+outside input: each record is signed with this user's key (``notebook/signing.py``), and
+a record the key did not sign is served with a ``review`` note, so its code needs
+approval in every policy mode and its banner claims nothing about where it came from.
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.events import CallModel, LoopGen, Message, ModelReply, Notice, Outcome
+from jupyter_ai_ci.notebook import signing
 
 FORMAT_VERSION = 1
 
@@ -45,8 +52,20 @@ class Record:
     completion_tokens: int
     requests: int
     generated_at: str
+    # Why this user's key did not sign it ("" when it did); never stored.
+    unverified: str = field(default="", compare=False)
+
+    @property
+    def review(self) -> str:
+        """Why a person must see this record's code before it runs ("" when not needed)."""
+        if not self.unverified:
+            return ""
+        return (f"replay record made elsewhere, not verified ({self.unverified}): its code runs only "
+                "if you approve it (--yes approves; --regenerate asks the model instead)")
 
     def summary(self) -> str:
+        if self.unverified:  # whatever it says about its model and date is the author's claim
+            return self.review
         day = self.generated_at[:10]
         plural = "attempt" if self.attempts == 1 else "attempts"
         return f"replayed — generated {day} by {self.model}, {self.attempts} {plural}"
@@ -123,7 +142,8 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
         if isinstance(action, CallModel) and not live and queue and action.purpose != "fix":
             text = queue.pop(0)
             yield Notice("replayed-text", text)  # shown where the model's text would stream
-            result = ModelReply(text, model=record.model)
+            # From an unverified record the loop asks before running it (core/attempt.py).
+            result = ModelReply(text, model="" if record.unverified else record.model, review=record.review)
         elif isinstance(action, CallModel) and not live and action.purpose == "answer":
             # A record made before answers in words, or with --no-answer: replaying must not call
             # the model for one; the replayed cells and their outputs stand alone.
@@ -164,14 +184,23 @@ class ReplayStore:
         raw = self._load().get(key)
         if not isinstance(raw, dict):
             return None
-        try:
-            return Record(**{**raw, "replies": tuple(raw["replies"])})
-        except (TypeError, KeyError):
+        fields = {k: v for k, v in raw.items() if k != "sig"}
+        replies = fields.get("replies")
+        if fields.get("key") != key or not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
             return None
+        try:
+            record = Record(**{**fields, "replies": tuple(replies)})
+        except TypeError:
+            return None
+        return replace(record, unverified=signing.verify(fields, raw.get("sig")))
 
     def put(self, record: Record) -> None:
+        """Store ``record`` signed with this user's key (an approved foreign record too:
+        the user has now vouched for it)."""
         records = self._load()
-        records[record.key] = asdict(record)
+        fields = asdict(record)
+        del fields["unverified"]
+        records[record.key] = {**fields, "sig": signing.sign(fields)}
         self._write(records)
 
     def all(self) -> Sequence[Record]:

@@ -171,6 +171,10 @@ class Run:
         shown = mask_secrets(self.request, self.secrets)
         if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
             self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
+        elif self.store is not None and replayed and self.record is not None and self.record.unverified \
+                and outcome.status == "success" and outcome.attempts:
+            # Its code was approved and worked: signed with this user's key, it now replays silently.
+            self.store.put(self.record)
         self.session.remember(self.thread, self.request, outcome)
         meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
         if self.source:

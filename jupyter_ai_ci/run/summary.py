@@ -62,7 +62,7 @@ class Summary:
             last = self.error or "the model answered the traceback without code"
             return f"gave up after {tries}{why}; last error: {last}"
         if self.status == "refused":
-            return f"refused: {self.reason}"
+            return self.reason or "refused"  # it says by whom: "refused by policy: …", "not run: …"
         if self.status == "over-budget":
             return f"stopped: {self.reason}"
         return self.status

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.safety.transaction import Transaction
 
@@ -31,7 +32,7 @@ _LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30) -> str:
     """The user expression that performs ``op`` (checkpoint, rollback, commit) in the kernel."""
     request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes})
-    return f"__import__('jupyter_ai_ci.safety.remote', fromlist=['_']).kernel_side({request!r})"
+    return inkernel.call("jupyter_ai_ci.safety.remote", request)  # never a look-alike from the working directory
 
 
 def kernel_side(request: str) -> str:

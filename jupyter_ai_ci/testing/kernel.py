@@ -90,8 +90,14 @@ class KernelSession:
 
     def value(self, expression: str, timeout: float = 30) -> str:
         """The repr of ``expression`` in the kernel, via user_expressions."""
-        reply = self.kc.execute_interactive("", timeout=timeout,
-                                            user_expressions={"v": expression})
+        for _ in range(20):
+            reply = self.kc.execute_interactive("", timeout=timeout,
+                                                user_expressions={"v": expression})
+            # ipykernel 6 aborts requests that arrive while it is still aborting the queue
+            # after a failed cell (stop_on_error): ask again, it is over in moments.
+            if reply["content"]["status"] != "aborted":
+                break
+            time.sleep(0.1)
         result = reply["content"]["user_expressions"]["v"]
         if result["status"] != "ok":
             return f"<{result['ename']}: {result['evalue']}>"

@@ -46,11 +46,12 @@ def send(kc: BlockingKernelClient, code: str, cell_id: str | None = None, silent
         if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
             break
         messages.append(m)
-    # The reply to this request: a loaded machine can leave an extra kernel_info_reply from
-    # wait_for_ready in the queue, which would shift every reply by one.
-    while (reply := kc.get_shell_msg(timeout=timeout))["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
-        pass
-    return CellRun(reply, messages)
+    # Only this request's reply: jupyter_client 8.6 can leave wait_for_ready's
+    # kernel_info_reply on the shell channel, which would pair every cell with the wrong reply.
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            return CellRun(reply, messages)
 
 
 def announce(kc: BlockingKernelClient, layout: dict[str, Any]) -> None:

@@ -100,7 +100,7 @@ def test_one_line_for_every_ending() -> None:
     failed = summarize(outcome("failed", 3))
     assert failed.line() == "✗ gave up after 3 attempts; last error: KeyError: 'regoin' (line 1) · 1.3 k tokens"
     assert failed.sentence().startswith("Gave up after 3 attempts") and failed.sentence().endswith(".")
-    assert summarize(outcome("refused", reason="refused by policy: x")).line().startswith("✗ refused: ")
+    assert summarize(outcome("refused", reason="refused by policy: x")).line().startswith("✗ refused by policy: x")
     assert summarize(Outcome("answered", answer="It has 3 rows.", requests=1, usage=Usage(5, 5))).sentence() == \
         "Answered without code · 10 tokens."
 

@@ -131,3 +131,14 @@ def test_own_time_counts_starting_masking_showing_and_recording() -> None:
     assert result.outcome.status == "success" and result.timings is timings
     assert timings.model < SlowKernel.PAUSE
     assert timings.own >= 3 * SlowKernel.PAUSE
+
+
+def test_a_token_typed_into_the_request_is_stored_masked_in_the_record_and_the_cell_metadata(tmp_path: Path) -> None:
+    typed = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # shaped like a GitHub token, known to nothing
+    s, client = session("```python\ny = 2\n```")
+    run = Run(s, f"set y (my token is {typed})", replay_dir=tmp_path, source="test")
+    loop, model = run.start(snapshot(run))
+    result = run.finish(drive(loop, model, NamespaceExecutor()))
+    assert typed not in json.dumps([m.content for m in client.requests[0]])  # not sent …
+    assert typed not in json.dumps(result.provenance) and "my token is" in result.provenance["request"]  # … nor kept
+    assert typed not in (tmp_path / ".jupyter-ai-ci-replay.json").read_text()

@@ -99,6 +99,8 @@ async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any)
 
 
 def summary(outcome: Outcome) -> str:
+    if outcome.status in ("refused", "over-budget") and outcome.reason:
+        return sentence(outcome.reason)  # why nothing ran, not "Done in 0 attempts"
     return summarize(outcome).sentence()  # the same facts and words as the magic and the CLI
 
 

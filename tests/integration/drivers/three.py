@@ -41,6 +41,7 @@ class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)  # bodies the model received
     names: list[str] = field(default_factory=list)  # which of the probed names the kernel holds after
     last_error: str = ""  # repr of sys.last_value in the kernel after the run
+    approvals: list[dict[str, Any]] = field(default_factory=list)  # what the panel was asked to approve
 
     def texts(self) -> list[str]:
         return ["\n".join(str(m["content"]) for m in r["messages"]) for r in self.requests]
@@ -57,7 +58,7 @@ def _probed(stdout: str) -> tuple[list[str], str]:
 
 
 async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str,
-                replies: list[Reply], probe: tuple[str, ...] = ()) -> Seen:
+                replies: list[Reply], probe: tuple[str, ...] = (), allow_stdin: bool = True) -> Seen:
     from jupyter_client.manager import AsyncKernelManager
 
     folder.mkdir(exist_ok=True)
@@ -74,7 +75,8 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
         status, _ = await _run_in(kc, "%load_ext jupyter_ai_ci")
         assert status == "ok"
         messages: list[dict[str, Any]] = []
-        reply = await kc.execute_interactive("%%ask\n" + request, output_hook=messages.append, timeout=180)
+        reply = await kc.execute_interactive("%%ask\n" + request, output_hook=messages.append, timeout=180,
+                                             allow_stdin=allow_stdin)
         outputs = _outputs(messages)
         ok = reply["content"]["status"] == "ok"
         # The cell's progress is one display updated in place; its first line is the status at the end.
@@ -140,8 +142,9 @@ async def _run_in(client: Any, code: str) -> tuple[str, list[dict[str, Any]]]:
 
 async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
                   folder: Path, setup: list[str], request: str, replies: list[Reply],
-                  probe: tuple[str, ...] = ()) -> Seen:
+                  probe: tuple[str, ...] = (), approve: bool = False) -> Seen:
     server.script(*replies)
+    approvals = []
     r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
         {"path": "work.ipynb", "type": "notebook", "name": "work.ipynb", "kernel": {"name": "python3"}}))
     session = json.loads(r.body)
@@ -164,6 +167,9 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                 ran += 1
                 ws.write_message(json.dumps({"type": "executed", "id": msg["id"], "status": status,
                                              "cell_id": f"gen-{ran}", "outputs": outputs}))
+            elif msg["type"] == "approve":  # as the user does: Approve or Reject
+                approvals.append(msg)
+                ws.write_message(json.dumps({"type": "approval", "id": msg["id"], "approved": approve}))
             elif msg["type"] == "done":
                 break
         ws.close()
@@ -174,7 +180,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
     use = msg.get("session", {})
     usage = (use.get("requests", 0), use.get("prompt", 0), use.get("completion", 0))
     return Seen("sidebar", msg["status"], msg["message"], usage, records(folder), list(server.requests), names,
-                last)
+                last, approvals)
 
 
 def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply]) -> Seen:
