@@ -66,6 +66,16 @@ class AICISettings(Configurable):
         "the model, which writes the next step or ends with prose.",
     ).tag(config=True)
 
+    answer = CaselessStrEnum(
+        ["auto", "always", "never"],
+        default_value="auto",
+        help="End a run with an answer in words from the model, which has seen the last step's "
+        "output (one more model call): 'auto' when the request is a question (it ends with '?' "
+        "or starts with what, which, who, when, where, why, how) and the last step printed or returned "
+        "text; 'always' whenever it did; 'never'. A plot or a transformation is answered by its "
+        "cells. %%ask --answer / --no-answer choose for one request.",
+    ).tag(config=True)
+
     temperature = CFloat(0.0, min=0.0, max=2.0, help="Sampling temperature.").tag(config=True)
 
     request_timeout = CFloat(

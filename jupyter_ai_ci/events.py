@@ -104,7 +104,7 @@ class CellRecord:
 @dataclass(frozen=True)
 class CallModel:
     messages: tuple[Message, ...]
-    purpose: Literal["first", "fix", "next-step"]
+    purpose: Literal["first", "fix", "next-step", "answer"]  # "answer": in words, from the outputs
 
 
 @dataclass(frozen=True)

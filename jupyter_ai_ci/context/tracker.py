@@ -132,7 +132,10 @@ def _watch_displays(shell: Any, tracker: KernelTracker) -> None:
         return
 
     def publish(data: Any = None, *args: Any, **kwargs: Any) -> Any:
-        tracker.on_display(data if data is not None else kwargs.get("data"))
+        metadata = args[0] if args else kwargs.get("metadata")
+        # The %%ask cell's own progress display is not something the user's code showed.
+        if not (isinstance(metadata, dict) and "jupyter_ai_ci" in metadata):
+            tracker.on_display(data if data is not None else kwargs.get("data"))
         return original(data, *args, **kwargs)
 
     publish.__wrapped__ = original  # type: ignore[attr-defined]

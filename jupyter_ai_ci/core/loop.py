@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
+from jupyter_ai_ci.core.answer import prose, wants_answer
 from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.tracebacks import fold
@@ -203,4 +204,16 @@ def agent_loop(
                 steps=settings.steps,
             )))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
-    return outcome("success")
+    if not wants_answer(settings.answer, request, step_results):
+        return outcome("success")
+    # One more call: the model has written code, not read its output; now it answers from it.
+    output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
+    messages.append(Message("user", prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars))))
+    if over_budget():
+        messages.pop()  # the cells stand; an answer is not worth going over the budget
+        return outcome("success")
+    reply = yield CallModel(tuple(messages), "answer")
+    requests += 1
+    usage += reply.usage
+    messages.append(Message("assistant", reply.text))
+    return outcome("success", answer=prose(reply.text))

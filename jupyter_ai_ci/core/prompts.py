@@ -65,4 +65,13 @@ Step {step} of at most {steps}. If the request is fully answered, reply with a \
 short conclusion in prose and no python block. Otherwise write the next step's \
 code in ```python blocks."""
 
+ANSWER = """\
+The code ran without error. Its output:
+```
+{output}
+```
+
+Now answer the request in words, from this output: one to three sentences that \
+give the result with the numbers it shows. No code."""
+
 NO_OUTPUT = "(no output)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jupyter_ai_ci.core.answer import AnswerMode
 from jupyter_ai_ci.safety.policy import PolicySettings
 
 
@@ -21,3 +22,4 @@ class LoopSettings:
     policy: PolicySettings = field(default_factory=PolicySettings)
     token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
     install_missing: bool = True  # offer to %pip install a missing module, then re-run
+    answer: AnswerMode = "auto"  # end with an answer in words: see core/answer.py

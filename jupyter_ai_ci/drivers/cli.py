@@ -100,6 +100,9 @@ class RunApp(JupyterApp):
         "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first."),
         "yes": ({"RunApp": {"yes": True}}, "Approve flagged code without asking (the deny list still applies)."),
         "regenerate": ({"RunApp": {"regenerate": True}}, "Ask the model again instead of replaying."),
+        "answer": ({"AICISettings": {"answer": "always"}},
+                   "End with an answer in words whenever the last step printed text (default: questions)."),
+        "no-answer": ({"AICISettings": {"answer": "never"}}, "No answer in words: the cells are the answer."),
     }
 
     def fail(self, code: int, message: str) -> NoReturn:
@@ -176,6 +179,9 @@ async def run_all(paths: list[Path], session: Session, request: str, options: Op
                 result = error_exit(path, exc)
             mark, out = ("✓", sys.stdout) if result.exit_code == 0 else ("✗", sys.stderr)
             print(f"{mark} {path}: {result.message}", file=out, flush=True)
+            answer = result.outcome.answer.strip() if result.outcome is not None and result.exit_code == 0 else ""
+            if answer:  # the answer in words, as the notebook's last (Markdown) cell has it
+                print("\n".join(f"  {label}{line}" for line in answer.splitlines()), file=out, flush=True)
             return result
 
     return list(await asyncio.gather(*(one(p) for p in paths)))

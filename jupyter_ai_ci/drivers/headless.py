@@ -32,6 +32,7 @@ from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.run.summary import summarize
 
 EXIT_OK = 0
 EXIT_GAVE_UP = 1  # every attempt raised
@@ -117,9 +118,7 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
         except (KernelError, OSError):
             pass  # the run's own error (or result) is what the user needs to see
     outcome = result.outcome
-    n = len(outcome.attempts)
-    tries = f"{n} attempt{'' if n == 1 else 's'}"
-    tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
+    facts = summarize(outcome, timings.total, result.replayed)  # the words every driver uses
     if outcome.status == "refused":
         return RunResult(path, EXIT_REFUSED, f"{outcome.reason}; the notebook was not changed",
                          outcome, timings, executor.executions)
@@ -128,21 +127,20 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
                          "--max-tokens-per-session); the notebook was not changed", outcome, timings,
                          executor.executions)
     if outcome.status == "failed":
-        last = outcome.last_error
-        why = last.one_line() if last else "the model answered the traceback without code"
-        early = " (the same error twice)" if outcome.early_stop else ""
-        return RunResult(path, EXIT_GAVE_UP, f"gave up after {tries}{early}; last error: {why}; "
-                         "the notebook was not changed", outcome, timings, executor.executions)
+        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed", outcome, timings,
+                         executor.executions)
     if options.regenerate:
         drop_generated(nb, request)  # the new cells replace the old ones, never both
     sink = NotebookSink(nb, executor.execution_count)
     where = sink.insert(outcome.cells, result.provenance, outcome.answer)
     save(nb, path)
-    what = "answered without code" if outcome.status == "answered" else f"{where} after {tries}"
+    n = len(outcome.attempts)
+    what = facts.what() if outcome.status == "answered" else f"{where} after {n} attempt{'' if n == 1 else 's'}"
     if result.replayed:
         what += " (replayed: no model request)"
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
-    return RunResult(path, EXIT_OK, f"{what} ({tokens}; {spent})", outcome, timings, executor.executions)
+    return RunResult(path, EXIT_OK, f"{what} ({facts.figures()[0]}; {spent})", outcome, timings,
+                     executor.executions)
 
 
 async def _run_existing(nb: Node, executor: KernelExecutor) -> str:

@@ -17,7 +17,10 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from jupyter_ai_ci.config import AICISettings
+from IPython.core.display_functions import display
+
 from jupyter_ai_ci.core.usage import render
+from jupyter_ai_ci.drivers.magic_view import RichReporter
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted, UsageProblem
 from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
@@ -29,6 +32,7 @@ from jupyter_ai_ci.run.drive import Timings
 from jupyter_ai_ci.run.flow import InProcessKernel, run_sync
 from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.run.summary import summarize
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
 
@@ -43,8 +47,11 @@ class PrintReporter:
         sys.stdout.write(text)
         sys.stdout.flush()
 
+    say = _say
+
     def model_started(self, call: CallModel) -> None:
-        label = {"first": "writing code", "fix": "fixing", "next-step": "next step"}[call.purpose]
+        label = {"first": "writing code", "fix": "fixing", "next-step": "next step",
+                 "answer": "answering from the output"}[call.purpose]
         self._say(f"── {self.model}: {label} ──\n")
 
     def model_text(self, text: str) -> None:
@@ -108,8 +115,12 @@ class MagicDriver:
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
         options = Options(retries=args.retries, steps=args.steps, run=not args.no_run, model=args.model,
-                          regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes)
-        reporter = PrintReporter("")
+                          regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes,
+                          answer=args.answer)
+        # A kernel's frontend renders HTML (a console shows the text/plain beside it); the
+        # terminal shell prints every update anew, so it is told in lines instead.
+        rich = getattr(self.shell, "kernel", None) is not None
+        reporter: PrintReporter | RichReporter = RichReporter("", display) if rich else PrintReporter("")
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
                       say=lambda text: print(text, end=""), held_by=once.held_by_cells(self.shell, request))
@@ -120,17 +131,27 @@ class MagicDriver:
             return
         reporter.model = run.endpoint.model
         m = self.settings
-        executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes)
+        # With the labextension the outputs go into the inserted cells; shown under this cell too,
+        # every figure would appear twice.  The attempts' sections still show them as text.
+        show = not (rich and frontend_info(self.shell) is not None)
+        executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes,
+                                 show=show)
         self.last_timings = Timings()
         try:
             with once.running(self.shell):
                 result = run_sync(run, InProcessKernel(self.shell), executor, reporter,
-                                  StdinApprover(self.shell, reporter._say), self.last_timings)
+                                  StdinApprover(self.shell, reporter.say), self.last_timings)
         except KeyboardInterrupt:
+            if isinstance(reporter, RichReporter):
+                reporter.finish("✗ interrupted")
             raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
                               "has been undone)") from None
+        except Exception:
+            if isinstance(reporter, RichReporter) and reporter.handle is not None:
+                reporter.finish("✗ stopped: the error below says why")  # not left saying "writing code"
+            raise
         self.last_outcome = result.outcome
-        self._finish(result)
+        self._finish(result, reporter)
 
     def ask_usage(self) -> None:
         print(render(self.session.usage, self.settings.prices))
@@ -161,11 +182,24 @@ class MagicDriver:
         if outcome.status == "success":
             once.note_applied(self.shell, [c.code for c in outcome.cells], ids)
 
-    def _finish(self, result: Result) -> None:
+    def _finish(self, result: Result, reporter: PrintReporter | RichReporter) -> None:
         outcome = result.outcome
-        tokens = (f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
-                  if outcome.requests else "no model request")
-        n = len(outcome.attempts)
+        line = summarize(outcome, result.timings.total, result.replayed).line()
+        if result.held:  # its generated cells run the code; the notice said so
+            if isinstance(reporter, RichReporter):
+                reporter.finish(f"↻ {reporter.view.notes[-1]}" if reporter.view.notes else "↻ replayed")
+            return
+        where = ""
+        if outcome.status in ("success", "not-run"):
+            where = self._insert(result)
+        shown = f"{line} · {where}" if where else line
+        if isinstance(reporter, RichReporter):
+            reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "")
+        else:
+            if outcome.status == "failed" and outcome.last_error is not None:
+                print(outcome.last_error.traceback, file=sys.stderr)  # the terminal shows no sections
+            if outcome.status in ("success", "answered", "not-run"):
+                print(shown)
         if outcome.status == "refused":
             raise PolicyRefused(outcome.reason)
         if outcome.status == "over-budget":
@@ -173,28 +207,21 @@ class MagicDriver:
                                  "/ max_tokens_per_session")
         if outcome.status == "failed":
             error = outcome.last_error
+            n = len(outcome.attempts)
             if error is not None:
-                print(error.traceback, file=sys.stderr)
                 raise RetriesExhausted(n, error.one_line(), outcome.early_stop)
             raise RetriesExhausted(n, "the model answered the traceback without code")
-        if outcome.status == "answered":
-            print(f"· answered without code ({tokens})")
-            return
-        if result.held:
-            return  # its generated cells run the code; the notice said so
+
+    def _insert(self, result: Result) -> str:
+        """Put the cells in the notebook; say where they went."""
+        outcome = result.outcome
         if frontend_info(self.shell) is None and outcome.requests == 0:
             # A replay where nobody can say which cells the notebook holds (nbclient, VS Code):
             # the generated cells, if any, follow and are known by their code (notebook/once.py).
-            where = "replayed code; its cells are the ones generated before"
             self._applied(outcome, ())
-        else:
-            once.retire_generated(self.shell)  # the cells these replace must not run after them
-            sink = self._sink()
-            where = sink.insert(outcome.cells, result.provenance)
-            self._applied(outcome, getattr(sink, "ids", ()))
-        if outcome.status == "not-run":
-            print(f"· not run (--no-run): {where} ({tokens})")
-            return
-        plural = "attempt" if n == 1 else "attempts"
-        print(f"✓ done in {n} {plural} ({tokens}); {where}")
-
+            return "replayed code; its cells are the ones generated before"
+        once.retire_generated(self.shell)  # the cells these replace must not run after them
+        sink = self._sink()
+        where = sink.insert(outcome.cells, result.provenance)
+        self._applied(outcome, getattr(sink, "ids", ()))
+        return where

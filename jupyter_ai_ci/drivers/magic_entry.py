@@ -80,6 +80,11 @@ class AskMagics(Magics, AICISettings):
               help="with N > 1 a successful step's output goes back to the model, which writes "
                    "the next step or ends with prose (default 1)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
+    @argument("--answer", dest="answer", action="store_const", const=True, default=None,
+              help="end with an answer in words from the model, which has seen the output "
+                   "(default: for questions; AICISettings.answer)")
+    @argument("--no-answer", dest="answer", action="store_const", const=False,
+              help="no answer in words: the cells are the answer")
     @argument("--new", action="store_true", help="forget earlier requests of this kernel")
     @argument("--regenerate", action="store_true",
               help="call the model even if this request was answered before (skip replay)")
@@ -95,8 +100,8 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--new] [--regenerate] [--yes]
-                  [--show-context]
+            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--answer | --no-answer]
+                  [--new] [--regenerate] [--yes] [--show-context]
             Load sales.csv and plot total revenue per region
 
             %ask how many rows does df have?
@@ -107,8 +112,11 @@ class AskMagics(Magics, AICISettings):
         be sent, with its token count, and sends nothing. Every ```python block
         of its reply runs, in order. When an attempt raises, the traceback goes
         back to the model and it tries again, at most --retries more times
-        (default 2). The code that worked is put in a new cell below. After the last failed attempt the
-        cell ends in an error naming the last exception, so Run All stops.
+        (default 2). The code that worked is put in a new cell below. A question
+        ("which region earns most?") then gets an answer in words from the model,
+        which has seen the output (--answer / --no-answer; AskMagics.answer).
+        After the last failed attempt the cell ends in an error naming the last
+        exception, so Run All stops.
 
         Re-running an unchanged request replays the code that worked, without
         calling the model (--regenerate to ask again). %ask_usage shows tokens

@@ -33,7 +33,8 @@ class TerminalReporter:
         self.stream.flush()
 
     def model_started(self, call: CallModel) -> None:
-        what = {"first": "writing code", "fix": "fixing", "next-step": "next step"}[call.purpose]
+        what = {"first": "writing code", "fix": "fixing", "next-step": "next step",
+                "answer": "answering"}[call.purpose]
         self._say(f"{self.label}── model: {what} ──\n")
 
     def model_text(self, text: str) -> None:

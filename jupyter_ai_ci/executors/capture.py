@@ -53,16 +53,20 @@ class Tee:
     """A text stream that writes through to ``stream`` and tells ``on_write``.
 
     At most ``limit`` characters go through (0: no limit), then one marker:
-    a loop printing 10**7 lines must not flood the frontend either.
+    a loop printing 10**7 lines must not flood the frontend either.  A negative
+    ``limit``: nothing goes through (the caller shows the text elsewhere).
     """
 
     def __init__(self, stream: TextIO, on_write: Callable[[str], None], limit: int = 0) -> None:
         self._stream = stream
         self._on_write = on_write
         self._left = limit if limit > 0 else -1
+        self._silent = limit < 0
 
     def write(self, text: str) -> int:
         self._on_write(text)
+        if self._silent:
+            return len(text)
         if self._left < 0:
             return self._stream.write(text)
         if self._left == 0:

@@ -57,8 +57,11 @@ class ShellExecutor:
     """``Executor`` over an ``InteractiveShell`` (ipykernel's or the terminal's)."""
 
     def __init__(self, shell: Any, max_output_chars: int = 4000, timeout: float = 0.0,
-                 snapshot_max_bytes: int = 1 << 30) -> None:
+                 snapshot_max_bytes: int = 1 << 30, show: bool = True) -> None:
         self.shell = shell
+        # False: record the outputs without showing them under the running cell (they are shown
+        # elsewhere: in the cells the labextension inserts).
+        self.show = show
         self.max_output_chars = max_output_chars
         self.timeout = timeout  # seconds per block; 0: none
         self.transaction = Transaction(shell.user_ns, snapshot_max_bytes)
@@ -143,14 +146,23 @@ class ShellExecutor:
         original_write = hook.write_format_data
 
 
+        show = self.show
+
         def publish(data: dict[str, Any], metadata: dict[str, Any] | None = None,
                     *args: Any, **kwargs: Any) -> None:
             recorder.display(data, metadata)
-            original_publish(data, metadata, *args, **kwargs)
+            if show:
+                original_publish(data, metadata, *args, **kwargs)
 
         def write_format_data(format_dict: dict[str, Any], md_dict: Any = None) -> None:
             recorder.execute_result(format_dict, md_dict)
-            original_write(format_dict, md_dict)
+            if show:
+                original_write(format_dict, md_dict)
+
+        def clear_output(wait: bool = False) -> None:
+            # Hidden outputs are cleared from the record only: the cell's own output (the
+            # run's progress) stays.
+            recorder.clear()
 
         def showtraceback(exc_tuple: Any = None, filename: Any = None, tb_offset: Any = None,
                           exception_only: bool = False, running_compiled_code: bool = False) -> None:
@@ -176,10 +188,13 @@ class ShellExecutor:
             # exit()/quit() would end the user's kernel once the cell is done.
             exits.append(True)
 
+        limit = SHOWN_LIMIT if show else -1  # -1: nothing goes through
+        swaps: list[tuple[Any, str, Any]] = [] if show else [(publisher, "clear_output", clear_output)]
         with ExitStack() as stack:
             for obj, name, value in (
-                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t), SHOWN_LIMIT)),
-                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t), SHOWN_LIMIT)),
+                *swaps,
+                (sys, "stdout", Tee(sys.stdout, lambda t: recorder.stream("stdout", t), limit)),
+                (sys, "stderr", Tee(sys.stderr, lambda t: recorder.stream("stderr", t), limit)),
                 (publisher, "publish", publish),
                 (hook, "write_format_data", write_format_data),
                 (shell, "showtraceback", showtraceback),

@@ -11,8 +11,9 @@ kernel.
 ``replaying`` wraps the agent loop (it stays I/O-free): it answers the
 loop's first and next-step model calls from the record, and hands every call
 after a failed replayed attempt to the live model, so stale code goes through
-the normal retry loop.  ``ReplayStore`` keeps records in a small JSON file
-beside the notebook (the kernel's working directory).
+the normal retry loop.  The answer in words is replayed like any reply; a
+record without one gets none (never a model call).  ``ReplayStore`` keeps
+records in a small JSON file beside the notebook (the kernel's working directory).
 
 Replayed code is model output like any other: it goes through the same syntax check,
 risk scan, policy and approval (``core/attempt.py``).  And a file beside a notebook is
@@ -143,6 +144,10 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
             yield Notice("replayed-text", text)  # shown where the model's text would stream
             # From an unverified record the loop asks before running it (core/attempt.py).
             result = ModelReply(text, model="" if record.unverified else record.model, review=record.review)
+        elif isinstance(action, CallModel) and not live and action.purpose == "answer":
+            # A record made before answers in words, or with --no-answer: replaying must not call
+            # the model for one; the replayed cells and their outputs stand alone.
+            result = ModelReply("", model=record.model)
         else:
             if isinstance(action, CallModel):
                 live += 1

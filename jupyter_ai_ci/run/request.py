@@ -50,6 +50,7 @@ class Options:
     regenerate: bool = False  # skip the replay record
     new: bool = False  # forget the earlier exchanges first
     yes: bool = False  # approve what the policy would ask about
+    answer: bool | None = None  # end with an answer in words; None: the settings' rule
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Run:
             policy=PolicySettings(s.policy, tuple(s.allow), tuple(s.deny)),  # type: ignore[arg-type]
             token_budget=session.token_budget(),
             install_missing=s.install_missing,
+            answer=s.answer if options.answer is None else ("always" if options.answer else "never"),
         )
         self.endpoint, self.client = session.model(options.model, say)
         # Replay records live beside the notebook; a driver that knows no folder keeps none.

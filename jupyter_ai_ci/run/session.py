@@ -38,7 +38,9 @@ class Session:
         if outcome.status not in KEEPABLE:
             return
         code = "\n\n".join(c.code for c in outcome.cells)
-        answer = f"```python\n{code}\n```" if code else outcome.answer
+        # The code that worked, then the answer in words if the run ended with one.
+        answer = "\n\n".join(part for part in (f"```python\n{code}\n```" if code else "", outcome.answer.strip())
+                             if part)
         history = self.conversation(thread)
         history += [Message("user", request), Message("assistant", answer.strip())]
         del history[: -2 * CONVERSATION_TURNS]

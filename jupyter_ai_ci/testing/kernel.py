@@ -21,10 +21,17 @@ class CellRun:
     payloads: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)  # input() prompts the kernel sent
     seconds: float = 0.0
+    # The text/plain of each display with an id, as its last update left it (%%ask's progress).
+    displays: dict[str, str] = field(default_factory=dict)
 
     @property
     def shown_error(self) -> str:
         return "\n".join(self.traceback)
+
+    @property
+    def shown(self) -> str:
+        """What a text/plain reader sees: the printed text, then each updated display's text."""
+        return "\n".join([self.stdout, *self.displays.values()])
 
 
 class KernelSession:
@@ -55,6 +62,10 @@ class KernelSession:
                     run.stdout += content["text"]
                 else:
                     run.stderr += content["text"]
+            elif kind in ("display_data", "update_display_data"):
+                display_id = (content.get("transient") or {}).get("display_id")
+                if display_id:
+                    run.displays[display_id] = str(content["data"].get("text/plain", ""))
             elif kind == "error":
                 run.ename, run.evalue = content["ename"], content["evalue"]
                 run.traceback = list(content["traceback"])

@@ -126,13 +126,29 @@ def test_ask_fixes_a_keyerror_from_its_traceback(page: Any, lab: dict[str, Any],
     cells = page.locator(".jp-Notebook .jp-Cell")
     page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length >= 4")
     wait_idle(page)
-    shown = cells.nth(2).locator(".jp-OutputArea").inner_text()
-    assert "KeyError: 'regoin'" in shown and "done in 2 attempts" in shown
+    output = cells.nth(2).locator(".jp-OutputArea-output").first
+    shown = output.inner_text()
+    # One compact line; the attempts are folded under it.
+    assert re.search(r"✓ done in 2 attempts · [\d.]+ (k )?tokens · \d+\.\d s · 1 new cell below", shown), shown
+    assert "KeyError" not in shown and "```" not in shown
     inserted = cells.nth(3)
     assert "groupby('region')" in inserted.locator(".jp-InputArea-editor").inner_text()
     assert "24.5" in inserted.locator(".jp-OutputArea").inner_text()  # north: 12.0 + 12.5
+    # The output shows once: in the inserted cell, not under the %%ask cell too.
+    assert "24.5" not in shown
     # The fix request carried the traceback of the failed attempt.
     assert "KeyError" in json.dumps(model.requests[1]["messages"][-1])
+    # Unfolded: the failed attempt, its highlighted code, its traceback, what went back to the model.
+    output.locator(".aici-ask-run > details > summary").click()
+    sections = output.locator(".aici-ask-run > details > div > details")
+    failed = sections.first
+    assert failed.locator(":scope > summary").inner_text() == "✗ attempt 1 · KeyError: 'regoin' (line 1)"
+    failed.locator(":scope > summary").click()
+    opened = failed.inner_text()
+    assert "groupby('regoin')" in opened and "sent back to the model" in opened
+    assert "traceback · KeyError: 'regoin' (line 1)" in opened and "Traceback (most recent call last)" not in opened
+    assert "```" not in opened and failed.locator("pre code span[style]").count() > 3
+    assert sections.nth(1).locator("summary").first.inner_text().startswith("✓ attempt 2 · 1 cell")
     page.screenshot(path=str(ARTIFACTS / "ask-fixes-keyerror.png"))
     if os.environ.get("JUPYTER_AI_CI_UPDATE_PICTURES"):
         PICTURE.parent.mkdir(parents=True, exist_ok=True)

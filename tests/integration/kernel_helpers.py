@@ -33,6 +33,26 @@ class CellRun:
         return "".join(m["content"]["text"] for m in self.messages
                        if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
 
+    @property
+    def displays(self) -> dict[str, dict[str, Any]]:
+        """Each display with an id, as its last update left it (the %%ask cell's progress)."""
+        shown: dict[str, dict[str, Any]] = {}
+        for m in self.messages:
+            if m["msg_type"] in ("display_data", "update_display_data"):
+                display_id = (m["content"].get("transient") or {}).get("display_id")
+                if display_id:
+                    shown[display_id] = m["content"]["data"]
+        return shown
+
+    @property
+    def shown(self) -> str:
+        """What a text/plain reader sees: printed text, then each display's final text."""
+        return self.stdout + "\n".join(d.get("text/plain", "") for d in self.displays.values())
+
+    @property
+    def html(self) -> str:
+        return "\n".join(d.get("text/html", "") for d in self.displays.values())
+
     def of_type(self, msg_type: str) -> list[dict[str, Any]]:
         return [m for m in self.messages if m["msg_type"] == msg_type]
 

@@ -77,7 +77,7 @@ def test_with_the_frontend_mark_cells_go_out_on_a_comm(kernel: Any, model_server
     assert meta["ask_cell_id"] == "ask-cell-1" and meta["model"] == "scripted-model"
     assert meta["attempts"] == 1 and meta["request"] == "set a and b"
     assert run.of_type("comm_close"), "the insertion comm is closed at once, not leaked"
-    assert "2 new cells below" in run.stdout
+    assert "2 new cells below" in run.shown
 
 
 def test_without_the_mark_it_falls_back_to_set_next_input(kernel: Any,

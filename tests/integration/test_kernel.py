@@ -33,8 +33,8 @@ def test_first_reply_raises_fix_served_only_with_traceback(kernel: Any, model_se
     run = run_cell(kernel, "%%ask\nRevenue per region of sales")
     assert run.status == "ok", run.reply
     assert model_server.misses == []
-    assert "Here is the code." in run.stdout  # the model's text, streamed
-    assert "✗ attempt 1 failed: ZeroDivisionError: division by zero (line 2)" in run.stdout
+    assert "<p>Here is the code.</p>" in run.html  # the model's text, rendered
+    assert "✗ attempt 1 · ZeroDivisionError: division by zero (line 2)" in run.shown
     assert "{'n': 40, 's': 20}" in run.stdout
     assert run.next_inputs == ["per_region = sales.groupby('region')['revenue'].sum()\nprint(per_region.to_dict())"]
     # The variables are in the kernel.
@@ -72,7 +72,7 @@ def test_question_mark_line_is_a_request(kernel: Any, model_server: ScriptedOpen
     run = run_cell(kernel, "%ask how many rows does sales have?")
     assert run.status == "ok"
     assert "how many rows does sales have?" in model_server.request_texts()[0]
-    assert "Three rows." in run.stdout
+    assert "Three rows." in run.shown
 
 
 def test_model_error_is_one_line(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
@@ -82,3 +82,4 @@ def test_model_error_is_one_line(kernel: Any, model_server: ScriptedOpenAIServer
     assert run.reply["content"]["ename"] == "ModelServerError"
     assert run.of_type("error")[-1]["content"]["traceback"][0].startswith("ModelServerError: ")
     assert "503" in run.reply["content"]["evalue"]
+    assert "✗ stopped: the error below says why" in run.shown  # the progress does not stay "writing code"

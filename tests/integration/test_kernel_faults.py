@@ -134,7 +134,7 @@ def test_malformed_reply(kernel: KernelSession, server: ScriptedOpenAIServer) ->
 def test_reply_without_code(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
     server.script("The sum of data is 6; no code needed.")
     run = kernel.run("%%ask\nwhat is the sum?")
-    assert run.status == "ok" and "answered without code" in run.stdout and not run.payloads
+    assert run.status == "ok" and "answered without code" in run.shown and not run.payloads
 
 
 def test_the_same_error_again_stops_early(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:

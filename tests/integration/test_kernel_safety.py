@@ -60,7 +60,7 @@ def test_failed_attempt_is_undone_and_the_retry_doubles_once(kernel: KernelSessi
                   Reply(py("df['x'] *= 2"), require="half done"))
     run = kernel.run("%%ask\ndouble x in df")
     assert run.status == "ok", run
-    assert "attempt 1 undone: restored df" in run.stdout and "removed new names helper" in run.stdout
+    assert "attempt 1 undone: restored df" in run.shown and "removed new names helper" in run.shown
     assert kernel.value("df['x'].tolist()") == "[2, 4, 6]"
     assert kernel.value("view is df") == "True"
     assert kernel.value("'helper' in dir()") == "False"
@@ -85,7 +85,7 @@ def test_a_hung_cell_times_out_and_the_kernel_lives(kernel: KernelSession,
     run = kernel.run("%%ask\nwait a minute", timeout=60)
     assert run.status == "ok", run
     assert run.seconds < 20
-    assert "longer than 2 s" in run.stdout
+    assert "longer than 2 s" in run.shown
     assert kernel.value("(keep, spin_done)") == "('me', True)"
 
 
@@ -170,7 +170,7 @@ def test_user_interrupt_during_generation_inserts_nothing(kernel: KernelSession,
     timers: list[threading.Timer] = []
 
     def during(elapsed: float) -> None:
-        if not timers and "writing code" in seen.stdout:  # the model call has started
+        if not timers and "writing code" in seen.shown:  # the model call has started
             timers.append(threading.Timer(0.5, kernel.interrupt))
             timers[0].start()
 
@@ -233,11 +233,11 @@ def test_missing_module_is_installed_after_approval_and_rerun(kernel: KernelSess
     server.script(py("import termcolor\ncolored = termcolor.colored('ok', 'green')"))
     try:
         run = kernel.run("%%ask\ncolour it", answers=["y"], timeout=180)
-        if "installing termcolor failed" in run.stdout:
+        if "installing termcolor failed" in run.shown:
             pytest.skip("the package index is not reachable")
         assert run.status == "ok", (run.ename, run.evalue, run.stdout[-2000:])
         assert run.prompts == ["Install it? [y/N] "]
-        assert "module 'termcolor' is not installed" in run.stdout
+        assert "module 'termcolor' is not installed" in run.shown
         assert len(server.requests) == 1  # re-run without asking the model again
         assert "ok" in kernel.value("colored")
         prefix = kernel.value("__import__('sys').prefix").strip("'")
@@ -250,7 +250,7 @@ def test_missing_module_is_installed_after_approval_and_rerun(kernel: KernelSess
 def test_install_refused_without_stdin(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
     server.script(py("import surely_not_a_module_xyz"), py("fallback = 'used'"))
     run = kernel.run("%%ask\nuse it", allow_stdin=False)
-    assert run.status == "ok" and "not installing surely-not-a-module-xyz" in run.stdout.replace("_", "-")
+    assert run.status == "ok" and "not installing surely-not-a-module-xyz" in run.shown.replace("_", "-")
     assert kernel.value("fallback") == "'used'"
 
 

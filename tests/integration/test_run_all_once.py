@@ -121,7 +121,7 @@ def test_lab_run_all_runs_the_generated_cell_not_the_ask_cell(kernel: BlockingKe
     runs = restart_and_run_all(kernel, {"c-ask": {"cells": [gen], "request": REQUEST}},
                                [("c-x", "X = [1, 2, 3]"), ("c-ask", ASK), (gen, CODE)])
     assert all(r.status == "ok" for r in runs)
-    assert "replayed by the generated cell below" in runs[1].stdout and not inserted(runs[1])
+    assert "replayed by the generated cell below" in runs[1].shown and not inserted(runs[1])
     assert x(kernel) == [2, 4, 6]
     assert len(model_server.requests) == 1  # the first run only
 
@@ -157,7 +157,7 @@ def test_only_the_ask_cell_run_points_at_its_cells(kernel: BlockingKernelClient,
     gen = lab_first_run(kernel, model_server)
     announce(kernel, {"c-ask": {"cells": [gen], "request": REQUEST}})
     run = send(kernel, ASK, "c-ask")
-    assert "this cell runs nothing" in run.stdout
+    assert "this cell runs nothing" in run.shown
     assert x(kernel) == [2, 4, 6]  # not doubled again
 
 

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_ai_ci.errors import AICIError, RetriesExhausted
+from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
 from jupyter_ai_ci.run.request import Result
 from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.run.summary import summarize
 
 Send = Callable[[dict[str, Any]], None]
 MAX_CELLS = 20
@@ -117,19 +118,9 @@ async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any)
 
 
 def summary(outcome: Outcome) -> str:
-    n = len(outcome.attempts)
-    tokens = f"{outcome.usage.prompt_tokens} in / {outcome.usage.completion_tokens} out tokens"
-    if outcome.status == "failed":
-        error = outcome.last_error
-        return str(RetriesExhausted(n, error.one_line() if error else
-                                    "the model answered the traceback without code",
-                                    outcome.early_stop))
-    if outcome.status == "answered":
-        return f"Answered without code ({tokens})."
     if outcome.status in ("refused", "over-budget") and outcome.reason:
         return sentence(outcome.reason)  # why nothing ran, not "Done in 0 attempts"
-    plural = "attempt" if n == 1 else "attempts"
-    return f"Done in {n} {plural} ({tokens})."
+    return summarize(outcome).sentence()  # the same facts and words as the magic and the CLI
 
 
 def done_message(result: Result, cells: list[str], session: Session) -> dict[str, Any]:

@@ -143,3 +143,22 @@ async def test_data_files_are_described_and_a_keyerror_fix_gets_the_real_columns
         assert "staff: pandas.DataFrame 3 rows × 3 columns [emp_id:int64, dept:" in fix, s.driver
         assert s.driver == "cli" or s.names == ["staff"], s.driver  # the second attempt's (the CLI has no probe)
     assert len({s.texts()[1].split("Traceback", 1)[0] for s in seen}) == 1  # the same fix text up to the traceback
+
+
+async def test_a_question_is_answered_in_words_by_every_driver_and_counted_alike(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    answer = "North has the highest total price: 5.5."
+    replies = [py("print(sales.groupby('region')['price'].sum().idxmax())"),
+               Reply(answer, tokens=TOKENS, require="north")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "Which region has the highest total price?", replies)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert len(s.requests) == 2, s.driver  # the code, then the answer from its output
+        assert "north" in s.texts()[1].split("## Request")[-1] and "in words" in s.texts()[1], s.driver
+        assert s.usage == (2, 200, 40), s.driver  # the extra call is counted
+        [record] = s.records
+        assert record["replies"][-1] == answer and record["requests"] == 2, s.driver  # replayable, no call
+    assert "done in 1 attempt" in seen[0].message and "done in 1 attempt" in seen[1].message.lower()
+    assert len({json.dumps(s.records[0]["replies"]) for s in seen}) == 1

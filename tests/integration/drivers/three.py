@@ -79,8 +79,10 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
                                              allow_stdin=allow_stdin)
         outputs = _outputs(messages)
         ok = reply["content"]["status"] == "ok"
-        stdout = "".join(o["text"] for o in outputs if o["output_type"] == "stream" and o["name"] == "stdout")
-        message = stdout.strip().splitlines()[-1] if ok else \
+        # The cell's progress is one display updated in place; its first line is the status at the end.
+        progress = [o for o in outputs if o["output_type"] == "display_data"
+                    and "jupyter_ai_ci" in o.get("metadata", {})]
+        message = progress[-1]["data"]["text/plain"].splitlines()[0] if ok else \
             f"{reply['content']['ename']}: {reply['content']['evalue']}"
         _, usage_out = await _run_in(kc, "%ask_usage")
         lines = _text(usage_out).strip().splitlines()
@@ -98,14 +100,20 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
 def _outputs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """iopub messages as nbformat outputs, as the notebook would keep them."""
     out: list[dict[str, Any]] = []
+    shown: dict[str, dict[str, Any]] = {}  # display_id -> its output, which updates replace in place
     for m in messages:
         kind, c = m["msg_type"], m["content"]
-        if kind == "stream":
+        display_id = (c.get("transient") or {}).get("display_id")
+        if kind == "update_display_data" and display_id in shown:
+            shown[display_id].update(data=c["data"], metadata=c.get("metadata", {}))
+        elif kind == "stream":
             out.append({"output_type": "stream", "name": c["name"], "text": c["text"]})
         elif kind in ("execute_result", "display_data"):
             item = {"output_type": kind, "data": c["data"], "metadata": c.get("metadata", {})}
             if kind == "execute_result":
                 item["execution_count"] = c.get("execution_count")
+            if display_id:
+                shown[display_id] = item
             out.append(item)
         elif kind == "error":
             out.append({"output_type": "error", "ename": c["ename"], "evalue": c["evalue"],

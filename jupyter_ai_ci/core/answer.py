@@ -1,0 +1,65 @@
+"""When a run ends with an answer in words, and what that answer is.
+
+A question ("Which region has the highest revenue?") is answered by code and
+its printed output, and then in words by the model, which has seen that
+output: one more model call.  A request to do something ("plot revenue per
+region", "drop the empty rows of df") is answered by the cells themselves, and
+costs no extra call.
+
+The rule, kept simple so a user can predict it (docs/guide.md):
+
+- ``--no-answer`` (``answer = 'never'``): never.
+- ``--answer`` (``answer = 'always'``): whenever the last step showed text
+  (printed, or the value of its last expression).
+- the default (``answer = 'auto'``): when the request is a question -- it ends
+  with ``?`` or starts with what, which, who, when, where, why or how -- and
+  the last step showed text.  A figure alone is not text: the
+  model cannot see it, so it could not answer from it.
+
+The model may already have ended in prose after seeing the output (``--steps``
+above 1); then that prose is the answer and nothing more is asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from jupyter_ai_ci.events import ExecutionResult
+
+AnswerMode = Literal["auto", "always", "never"]
+
+# Only the wh-words: "do", "can", "is" start commands as often ("Do a groupby", "Can you
+# plot ..."); a yes/no question is still one by its "?".
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
+_FIRST_WORD = re.compile(r"[A-Za-z']+")
+# A fenced block, closed by the same fence or left open at the end (a reply cut short).
+_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[`~]*[ \t]*$|\Z)", re.M | re.S)
+
+
+def is_question(request: str) -> bool:
+    """The request's last line ends with ``?``, or its first word asks."""
+    text = request.strip()
+    if not text:
+        return False
+    if text.splitlines()[-1].rstrip().endswith("?"):
+        return True
+    first = _FIRST_WORD.match(text)
+    return first is not None and first.group(0).lower() in QUESTION_WORDS
+
+
+def showed_text(results: Sequence[ExecutionResult]) -> bool:
+    """The step printed something, or its last expression had a value."""
+    return any(r.output.strip() or (r.result is not None and r.result.strip()) for r in results)
+
+
+def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResult]) -> bool:
+    if mode == "never" or not showed_text(results):
+        return False
+    return mode == "always" or is_question(request)
+
+
+def prose(reply: str) -> str:
+    """The reply without its fenced code: an answer in words runs nothing."""
+    return re.sub(r"\n{3,}", "\n\n", _FENCED.sub("", reply)).strip()

@@ -1,0 +1,274 @@
+"""What the ``%%ask`` cell shows in a notebook: one output, updated as the run goes.
+
+``RunView`` keeps the run as sections, one per model reply (the attempt that
+ran its code, its outputs, the traceback of a failure and what went back to
+the model), and renders it twice: HTML for frontends that render it
+(JupyterLab, Notebook 7, VS Code), and plain text -- with no tag in it -- for
+everything else that reads ``text/plain`` (nbconvert to script, logs, a
+console).  ``RichReporter`` feeds it from the loop's events and updates one
+display (``display_id``), at most every ``INTERVAL`` seconds while text
+streams, and at once when something happens.
+
+At the end the view is one line (``✓ done in 2 attempts · 1.3 k tokens ·
+3.4 s``) whose details fold under it, and the answer in words below.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
+from jupyter_ai_ci.events import CallModel, ExecutionResult, Notice
+from jupyter_ai_ci.text import head_tail
+
+INTERVAL = 0.1  # seconds between display updates while the model's text streams
+SHOWN_CHARS = 4000  # of one output or traceback inside a section
+METADATA = {"jupyter_ai_ci": {"role": "progress"}}  # tells the kernel tracker this is not the user's output
+LABELS = {"first": "writing code", "fix": "fixing", "next-step": "next step", "answer": "answering",
+          "replayed": "replayed"}
+# Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
+MUTED = "color:var(--jp-ui-font-color2,#666)"
+ERROR = "color:var(--jp-error-color1,#d32f2f)"
+
+
+@dataclass
+class Section:
+    """One model reply and what came of it."""
+
+    purpose: str
+    text: str = ""
+    attempt: int = 0
+    blocks: list[tuple[str, ExecutionResult | None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failed: str = ""  # the error, in one line
+    feedback: str = ""  # what went back to the model after this attempt failed
+    streaming: bool = True
+    _cached: tuple[Any, str] = field(default=(None, ""), repr=False)
+    _rendered: tuple[str, str] = field(default=("", ""), repr=False)
+
+    @property
+    def state(self) -> Literal["writing", "running", "failed", "ok", "text"]:
+        if self.failed:
+            return "failed"
+        if self.streaming:
+            return "writing"
+        if not self.blocks:
+            return "text"
+        return "running" if self.blocks[-1][1] is None else "ok"
+
+    def title(self, model: str) -> str:
+        state = self.state
+        if state == "writing":
+            return f"… {model} · {LABELS.get(self.purpose, self.purpose)}"
+        if state == "failed":
+            return f"✗ attempt {self.attempt} · {self.failed}"
+        if state == "running":
+            return f"▶ attempt {self.attempt} · running"
+        if state == "ok":
+            n = len(self.blocks)
+            spent = sum(r.seconds for _, r in self.blocks if r is not None)
+            return f"✓ attempt {self.attempt} · {n} cell{'' if n == 1 else 's'} · {spent:.1f} s"
+        return {"answer": "answer in words", "replayed": "↻ replayed reply"}.get(self.purpose, "reply without code")
+
+    def html(self, model: str, open_: bool) -> str:
+        # Rendered again only when it changed: a run re-renders on every update, and Markdown
+        # with highlighting is the costly part.
+        key = (model, open_, len(self.text), self.streaming, self.attempt, len(self.blocks),
+               self.blocks[-1][1] is not None if self.blocks else False, self.failed, len(self.feedback),
+               len(self.notes))
+        if self._cached[0] != key:
+            self._cached = (key, self._html(model, open_))
+        return self._cached[1]
+
+    def _markdown(self) -> str:
+        if self._rendered[0] != self.text:  # the same text shows again when the attempt runs or ends
+            self._rendered = (self.text, markdown_html(self.text) if self.text.strip() else "")
+        return self._rendered[1]
+
+    def _html(self, model: str, open_: bool) -> str:
+        parts = [f"<details{' open' if open_ else ''}><summary>{html.escape(self.title(model))}</summary>",
+                 '<div style="margin-left:1.2em">', self._markdown()]
+        for _code, result in self.blocks:
+            if result is None:
+                continue
+            shown = _shown(result)
+            if shown:
+                parts += [f'<div style="{MUTED}">output</div>', pre_html(shown)]
+            if result.error is not None:  # long, and mostly library frames: folded under its last line
+                parts += [f'<details><summary style="{ERROR}">traceback · {html.escape(result.error.one_line())}'
+                          "</summary>", pre_html(head_tail(result.error.traceback, SHOWN_CHARS * 2), ERROR),
+                          "</details>"]
+        if self.feedback:
+            parts += ["<details><summary>sent back to the model</summary>",
+                      pre_html(head_tail(self.feedback, SHOWN_CHARS * 3)), "</details>"]
+        parts += [f'<div style="{MUTED}">{html.escape(note)}</div>' for note in self.notes]
+        parts.append("</div></details>")
+        return "".join(parts)
+
+
+def _shown(result: ExecutionResult) -> str:
+    """What a block showed, as text: printed output, its value, and stand-ins for pictures."""
+    lines = [result.output.rstrip("\n")] if result.output.strip() else []
+    lines += [f"[{d}]" for d in result.displays]
+    if result.result is not None:
+        lines.append(f"Out: {result.result}")
+    return head_tail("\n".join(lines), SHOWN_CHARS)
+
+
+class RunView:
+    """The run as sections, rendered to a MIME bundle."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.sections: list[Section] = []
+        self.notes: list[str] = []  # about the whole run: context, replay, steps
+        self.final = ""  # the one-line status, once the run is over
+        self.answer = ""
+
+    @property
+    def current(self) -> Section | None:
+        return self.sections[-1] if self.sections else None
+
+    def started(self, call: CallModel) -> None:
+        if call.purpose == "fix":
+            last = next((s for s in reversed(self.sections) if s.attempt), None)
+            if last is not None and call.messages:
+                last.feedback = call.messages[-1].content
+        self.sections.append(Section(call.purpose))
+
+    def replayed(self, text: str) -> None:
+        self.sections.append(Section("replayed", text, streaming=False))
+
+    def notice(self, notice: Notice) -> None:
+        section = self.current
+        if notice.kind == "attempt" and section is not None:
+            section.attempt = notice.attempt
+            return
+        if notice.kind == "retrying" and section is not None and section.attempt:
+            error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)
+            section.failed = error.one_line() if error is not None else notice.text
+            return
+        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code") and section:
+            section.notes.append(notice.text)
+            return
+        self.notes.append(notice.text)
+
+    def head(self) -> str:
+        if self.final:
+            return self.final
+        section = self.current
+        return section.title(self.model) if section is not None else f"… {self.model} · starting"
+
+    def text(self) -> str:
+        """Plain text: the status, a line per attempt, the answer."""
+        lines = [self.head()]
+        lines += [f"  {note}" for note in self.notes]
+        # While running, the head is the current section's title: not twice.
+        for section in self.sections if self.final else self.sections[:-1]:
+            if section.attempt:
+                lines.append(f"  {section.title(self.model)}")
+            lines += [f"    {note}" for note in section.notes]
+        if not self.final and self.current is not None:
+            lines += [f"    {note}" for note in self.current.notes]
+        if self.answer:
+            lines += ["", self.answer]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        done = bool(self.final)
+        last = len(self.sections) - 1
+        body = [f'<div style="{MUTED}">{html.escape(n)}</div>' for n in self.notes]
+        # At the end the answer is shown whole, below: not again in a section.
+        body += [s.html(self.model, open_=not done and i == last) for i, s in enumerate(self.sections)
+                 if not (done and (s.purpose == "answer" or self.answer and s.text.strip() == self.answer))]
+        head = html.escape(self.head())
+        if done and self.final.startswith("✗"):
+            head = f'<span style="{ERROR}">{head}</span>'
+        parts = ['<div class="aici-ask-run">', f"<details{'' if done else ' open'}>",
+                 f"<summary><b>{head}</b></summary>", '<div style="margin-left:1.2em">', *body, "</div></details>"]
+        if self.answer:
+            parts.append(f'<div class="aici-ask-answer">{markdown_html(self.answer)}</div>')
+        parts.append("</div>")
+        return "".join(parts)
+
+    def bundle(self) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+
+class RichReporter:
+    """The loop's events into one display that is updated in place (see the module doc)."""
+
+    def __init__(self, model: str, display: Any) -> None:
+        self.view = RunView(model)
+        self.display = display  # IPython.core.display_functions.display
+        self.handle: Any = None
+        self.last = 0.0
+
+    @property
+    def model(self) -> str:
+        return self.view.model
+
+    @model.setter
+    def model(self, name: str) -> None:
+        self.view.model = name
+
+    def refresh(self, force: bool = False) -> None:
+        """Show the view now (``force``: before a wait -- a model call, running code -- and at
+        the end), or if the last update is older than ``INTERVAL``."""
+        now = time.perf_counter()
+        if not force and now - self.last < INTERVAL:
+            return
+        self.last = now
+        if self.handle is None:
+            self.handle = self.display(self.view.bundle(), raw=True, display_id=True, metadata=METADATA)
+        else:
+            self.handle.update(self.view.bundle(), raw=True, metadata=METADATA)
+
+    def say(self, text: str) -> None:
+        """Lines the approver asks with (its question is on stdin, below this output)."""
+        print(text, end="", flush=True)
+
+    def model_started(self, call: CallModel) -> None:
+        self.view.started(call)
+        self.refresh(force=True)
+
+    def model_text(self, text: str) -> None:
+        section = self.view.current
+        if section is not None:
+            section.text += text
+            self.refresh()
+
+    def model_finished(self) -> None:
+        if self.view.current is not None:
+            self.view.current.streaming = False
+        self.refresh()
+
+    def notice(self, notice: Notice) -> None:
+        if notice.kind == "refused":
+            return  # the cell's error says it, once
+        if notice.kind == "replayed-text":
+            self.view.replayed(notice.text)
+        else:
+            self.view.notice(notice)
+        self.refresh()
+
+    def executing(self, action: Any) -> None:
+        section = self.view.current
+        if section is not None:
+            section.blocks.append((action.code, None))
+            self.refresh(force=True)
+
+    def executed(self, action: Any, result: ExecutionResult) -> None:
+        section = self.view.current
+        if section is not None and section.blocks:
+            section.blocks[-1] = (section.blocks[-1][0], result)
+            section.notes.extend(result.notes)
+        self.refresh()
+
+    def finish(self, line: str, answer: str = "") -> None:
+        self.view.final = line
+        self.view.answer = answer.strip()
+        self.refresh(force=True)

@@ -1,0 +1,103 @@
+"""What a run came to, in one line: the same facts and words for every driver.
+
+The magic shows ``line()`` as its compact status (``✓ done in 2 attempts ·
+1.3 k tokens · 3.4 s``), the command line puts the same facts in each
+notebook's result line, and the sidebar's done message carries
+``sentence()``.  Written once here so that the three never drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jupyter_ai_ci.events import Outcome
+
+
+def tokens_text(n: int) -> str:
+    """``850 tokens``, ``1.3 k tokens``, ``12 k tokens``: read at a glance, not audited."""
+    if n < 1000:
+        return f"{n} token{'' if n == 1 else 's'}"
+    k = n / 1000
+    return f"{k:.1f} k tokens" if k < 10 else f"{k:.0f} k tokens"
+
+
+def seconds_text(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+@dataclass(frozen=True)
+class Summary:
+    status: str  # Outcome.status
+    attempts: int
+    requests: int  # model calls made (0: replayed, or nothing asked)
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float | None  # the run's own wall time, when the driver measured it
+    replayed: bool
+    error: str  # the last error in one line, for a failed run
+    early_stop: bool
+    reason: str  # why a refused or over-budget run stopped
+    answered: bool  # the run ends with an answer in words
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("success", "answered", "not-run")
+
+    def what(self) -> str:
+        """The verdict without mark or figures: ``done in 2 attempts``."""
+        n = self.attempts
+        tries = f"{n} attempt{'' if n == 1 else 's'}"
+        if self.status == "success":
+            return f"done in {tries}"
+        if self.status == "answered":
+            return "answered without code"
+        if self.status == "not-run":
+            return "not run (--no-run)"
+        if self.status == "failed":
+            why = " (the same error came back twice, so it stopped early)" if self.early_stop else ""
+            last = self.error or "the model answered the traceback without code"
+            return f"gave up after {tries}{why}; last error: {last}"
+        if self.status == "refused":
+            return self.reason or "refused"  # it says by whom: "refused by policy: …", "not run: …"
+        if self.status == "over-budget":
+            return f"stopped: {self.reason}"
+        return self.status
+
+    def figures(self) -> list[str]:
+        """Tokens (or that no model was called) and time."""
+        parts = [tokens_text(self.tokens) if self.requests else
+                 ("replayed, no model call" if self.replayed else "no model call")]
+        if self.seconds is not None:
+            parts.append(seconds_text(self.seconds))
+        return parts
+
+    def line(self) -> str:
+        """``✓ done in 2 attempts · 1.3 k tokens · 3.4 s``"""
+        mark = "✓" if self.ok and self.status != "not-run" else ("·" if self.ok else "✗")
+        return " · ".join([f"{mark} {self.what()}", *self.figures()])
+
+    def sentence(self) -> str:
+        """The line as a sentence, for a chat message: ``Done in 2 attempts · 1.3 k tokens.``"""
+        text = " · ".join([self.what(), *self.figures()])
+        return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def summarize(outcome: Outcome, seconds: float | None = None, replayed: bool = False) -> Summary:
+    error = outcome.last_error
+    return Summary(
+        status=outcome.status,
+        attempts=len(outcome.attempts),
+        requests=outcome.requests,
+        prompt_tokens=outcome.usage.prompt_tokens,
+        completion_tokens=outcome.usage.completion_tokens,
+        seconds=seconds,
+        replayed=replayed,
+        error=error.one_line() if error is not None else "",
+        early_stop=outcome.early_stop,
+        reason=outcome.reason,
+        answered=bool(outcome.answer.strip()) and outcome.status in ("success", "answered"),
+    )

@@ -1,0 +1,122 @@
+"""The answer-in-words rule, the loop's extra call, and the one-line summary every driver shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_ai_ci.core.answer import is_question, prose, wants_answer
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.drivers.magic_view import RunView
+from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, Notice, Outcome, Usage
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.notebook.replay import Record, replaying
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.summary import summarize, tokens_text
+
+PRINTED = ExecutionResult(output="north 24.5\n")
+
+
+class Printing:
+    def execute(self, code: str) -> ExecutionResult:
+        return PRINTED if "print" in code else ExecutionResult()
+
+
+@pytest.mark.parametrize(("request_", "question"), [
+    ("Which region has the highest revenue?", True),
+    ("how many rows does df have", True),
+    ("Load sales.csv and tell me:\nis revenue rising?", True),
+    ("plot revenue per region", False),
+    ("Do a groupby by region", False),  # "do" starts commands as often as questions
+    ("Can you drop the empty rows", False),
+    ("", False),
+])
+def test_is_question(request_: str, question: bool) -> None:
+    assert is_question(request_) is question
+
+
+def test_the_rule_needs_text_output_and_honours_the_mode() -> None:
+    figure = ExecutionResult(displays=("image/png <Figure>",))
+    assert wants_answer("auto", "which region?", [PRINTED])
+    assert not wants_answer("auto", "which region?", [figure])  # the model cannot see a figure
+    assert not wants_answer("auto", "plot it", [PRINTED])
+    assert wants_answer("always", "plot it", [PRINTED])
+    assert wants_answer("auto", "what is it?", [ExecutionResult(result="42")])
+    assert not wants_answer("never", "which region?", [PRINTED])
+
+
+def test_prose_drops_code() -> None:
+    assert prose("North.\n```python\nprint(1)\n```\nIt is 24.5.") == "North.\n\nIt is 24.5."
+
+
+def code(text: str) -> str:
+    return f"```python\n{text}\n```"
+
+
+def test_a_question_costs_one_more_call_that_sees_the_output() -> None:
+    model = ScriptedClient([code("print(t)"), "North: 24.5.\n```python\nprint('never run')\n```"])
+    outcome = drive(agent_loop("which region?", "ctx", LoopSettings()), model, Printing())  # type: ignore[arg-type]
+    assert outcome.status == "success" and outcome.answer == "North: 24.5."
+    assert outcome.requests == 2 and len(outcome.attempts) == 1
+    assert "north 24.5" in model.requests[1][-1].content
+
+
+def test_a_request_to_do_something_makes_no_extra_call() -> None:
+    model = ScriptedClient([code("print(t)")])
+    outcome = drive(agent_loop("add a column", "ctx", LoopSettings()), model, Printing())  # type: ignore[arg-type]
+    assert outcome.requests == 1 and outcome.answer == ""
+
+
+def test_no_answer_over_the_budget() -> None:
+    model = ScriptedClient([code("print(t)")])
+    outcome = drive(agent_loop("which region?", "ctx", LoopSettings(token_budget=200)), model,  # type: ignore[arg-type]
+                    Printing())
+    assert outcome.status == "success" and outcome.requests == 1 and outcome.answer == ""
+
+
+def test_replay_serves_the_recorded_answer_and_never_asks_for_a_missing_one() -> None:
+    def record(*replies: str) -> Record:
+        return Record("k", "which region?", "m", "h", replies, 1, 10, 5, 2, "2026-11-23T00:00:00Z")
+
+    for replies, answer in (((code("print(t)"), "North."), "North."), ((code("print(t)"),), "")):
+        model = ScriptedClient([])  # any call would raise
+        loop = replaying(agent_loop("which region?", "ctx", LoopSettings()), record(*replies))
+        outcome = drive(loop, model, Printing())  # type: ignore[arg-type]
+        assert outcome.status == "success" and outcome.answer == answer and outcome.requests == 0
+        assert model.requests == []
+
+
+def outcome(status: str, attempts: int = 1, **kw: object) -> Outcome:
+    error = ErrorInfo("KeyError", "'regoin'", "tb", 1)
+    tries = tuple(Attempt(i + 1, 1, ("x",), (ExecutionResult(error=error),)) for i in range(attempts))
+    return Outcome(status, attempts=tries, usage=Usage(1200, 100), requests=attempts, **kw)  # type: ignore[arg-type]
+
+
+def test_one_line_for_every_ending() -> None:
+    assert tokens_text(850) == "850 tokens" and tokens_text(1300) == "1.3 k tokens"
+    assert tokens_text(12400) == "12 k tokens"
+    assert summarize(outcome("success", 2), 3.44).line() == "✓ done in 2 attempts · 1.3 k tokens · 3.4 s"
+    assert summarize(Outcome("success"), 0.1, replayed=True).line() == \
+        "✓ done in 0 attempts · replayed, no model call · 0.1 s"
+    failed = summarize(outcome("failed", 3))
+    assert failed.line() == "✗ gave up after 3 attempts; last error: KeyError: 'regoin' (line 1) · 1.3 k tokens"
+    assert failed.sentence().startswith("Gave up after 3 attempts") and failed.sentence().endswith(".")
+    assert summarize(outcome("refused", reason="refused by policy: x")).line().startswith("✗ refused by policy: x")
+    assert summarize(Outcome("answered", answer="It has 3 rows.", requests=1, usage=Usage(5, 5))).sentence() == \
+        "Answered without code · 10 tokens."
+
+
+def test_the_views_text_has_no_markup_and_folds_at_the_end() -> None:
+    view = RunView("m")
+    view.started(CallModel((), "first"))
+    view.current.text = "Try <b>this</b>:\n" + code("x = 1/0")  # type: ignore[union-attr]
+    view.current.streaming = False  # type: ignore[union-attr]
+    view.notice(Notice("attempt", "attempt 1: running 1 cell", attempt=1))
+    error = ErrorInfo("ZeroDivisionError", "division by zero", "Traceback …\nZeroDivisionError: division by zero", 1)
+    view.current.blocks.append(("x = 1/0", ExecutionResult(output="<partial>", error=error)))  # type: ignore[union-attr]
+    view.notice(Notice("retrying", "attempt 1 failed", attempt=1))
+    assert "<details open><summary>✗ attempt 1 · ZeroDivisionError: division by zero (line 1)" in view.html()
+    assert "&lt;b&gt;this&lt;/b&gt;" in view.html() and "&lt;partial&gt;" in view.html()
+    view.final, view.answer = "✗ gave up after 1 attempt", "Because <x>."
+    html, text = view.html(), view.text()
+    assert "<details open>" not in html and '<span style="color:var(--jp-error-color1' in html
+    assert text.splitlines()[0] == "✗ gave up after 1 attempt" and "<" not in text.replace("<x>", "")
