@@ -38,6 +38,13 @@ class AICISettings(Configurable):
         "variable; a key in a config file is easy to leak.",
     ).tag(config=True)
 
+    keep_key_from_kernels = Bool(
+        True,
+        help="Jupyter server only: take OPENAI_API_KEY out of the server's environment when the "
+        "extension loads, so kernels it starts (which inherit that environment) cannot read or "
+        "print it; the sidebar's model client keeps using it. False: kernels see it as before.",
+    ).tag(config=True)
+
     retries = CInt(
         2,
         min=0,
@@ -62,6 +69,14 @@ class AICISettings(Configurable):
         min=0,
         help="Times the client retries a request on 429/5xx/connection errors, with "
         "exponential backoff (honouring Retry-After), before reporting the error.",
+    ).tag(config=True)
+
+    max_request_kb = CInt(
+        64,
+        min=1,
+        help="Largest request, in kB (UTF-8), that is sent to the model and kept in the cell's "
+        "metadata; a longer one is refused with one line before anything is sent. Large data "
+        "belongs in a file or a variable the request refers to.",
     ).tag(config=True)
 
     max_output_chars = CInt(

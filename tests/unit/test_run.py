@@ -97,6 +97,9 @@ def test_a_replay_whose_budget_is_spent_stops_cleanly(tmp_path: Path) -> None:
 def test_bad_requests_and_no_endpoint_say_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageProblem, match="the request is empty"):
         Run(Session(AICISettings()), "   ")
+    with pytest.raises(UsageProblem, match=r"^the request is 2\.1 kB; the limit is 2 kB — put large data in a file"):
+        Run(Session(AICISettings(max_request_kb=2)), "é" * 1050)  # bytes, not characters
+    Run(Session(AICISettings(max_request_kb=2)), "x" * 2000)
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(NoEndpoint, match="OPENAI_API_KEY"):
