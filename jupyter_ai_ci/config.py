@@ -108,6 +108,14 @@ class AICISettings(Configurable):
         "[local] extra is installed. False: say how to configure an endpoint instead.",
     ).tag(config=True)
 
+    local_idle_minutes = CFloat(
+        10.0,
+        min=0.0,
+        help="Minutes without a request after which the managed local model server stops, "
+        "freeing its memory and removing its log; the next request starts it again (a few "
+        "seconds). 0: it runs until the process that started it ends.",
+    ).tag(config=True)
+
     max_reply_tokens = CInt(
         0,
         min=0,
