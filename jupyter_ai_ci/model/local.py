@@ -28,7 +28,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
 LOCAL_PREFIX = "local:"
@@ -260,7 +260,8 @@ def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
     is configured and the local extra is installed."""
     if endpoint.model.startswith(LOCAL_PREFIX):
         return Path(endpoint.model[len(LOCAL_PREFIX):]).expanduser()
-    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed():
+    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed() \
+            and not os.environ.get(KEY_KEPT_ENV):  # a key exists, kept from this kernel: say so instead
         return bundled_model()
     return None
 

@@ -263,6 +263,8 @@ async def test_approval_round_trip() -> None:
 def keyed(model: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedOpenAIServer:
     # Set before the server (and so the extension) starts: listed before jp_fetch.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-kept-from-kernels-0123456789")
+    # The extension sets it in this (the server's) process: undone after the test.
+    monkeypatch.setenv("JUPYTER_AI_CI_KEY_KEPT", "")
     model.api_key = "sk-kept-from-kernels-0123456789"  # 401 unless the sidebar sends it
     return model
 
@@ -276,10 +278,15 @@ async def test_kernels_do_not_get_the_key_and_the_sidebar_still_sends_it(
     try:
         await client.wait_for_ready(timeout=60)
         reply = await client.execute("", user_expressions={
-            "key": "repr(__import__('os').environ.get('OPENAI_API_KEY'))"}, reply=True, timeout=60)
+            "key": "repr(__import__('os').environ.get('OPENAI_API_KEY'))",
+            # The magic in this kernel says why it has no key (not "set OPENAI_API_KEY").
+            "magic": "__import__('jupyter_ai_ci.model.client').model.client.Endpoint('m').check()"},
+            reply=True, timeout=60)
     finally:
         client.stop_channels()
     assert reply["content"]["user_expressions"]["key"]["data"]["text/plain"] == "'None'"
+    said = reply["content"]["user_expressions"]["magic"]
+    assert said["ename"] == "NoEndpoint" and "kept OPENAI_API_KEY out of this kernel" in said["evalue"]
     ws = await jp_ws_fetch("jupyter-ai-ci", "run")
     keyed.script("No code needed: hello.")
     ws.write_message(json.dumps({"type": "ask", "request": "hi", "path": session["path"],
