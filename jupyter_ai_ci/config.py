@@ -53,6 +53,13 @@ class AICISettings(Configurable):
         "variable; a key in a config file is easy to leak.",
     ).tag(config=True)
 
+    keep_key_from_kernels = Bool(
+        True,
+        help="Jupyter server only: take OPENAI_API_KEY out of the server's environment when the "
+        "extension loads, so kernels it starts (which inherit that environment) cannot read or "
+        "print it; the sidebar's model client keeps using it. False: kernels see it as before.",
+    ).tag(config=True)
+
     retries = CInt(
         2,
         min=0,
@@ -89,6 +96,14 @@ class AICISettings(Configurable):
         "exponential backoff (honouring Retry-After), before reporting the error.",
     ).tag(config=True)
 
+    max_request_kb = CInt(
+        64,
+        min=1,
+        help="Largest request, in kB (UTF-8), that is sent to the model and kept in the cell's "
+        "metadata; a longer one is refused with one line before anything is sent. Large data "
+        "belongs in a file or a variable the request refers to.",
+    ).tag(config=True)
+
     max_output_chars = CInt(
         4000,
         min=200,
@@ -116,6 +131,14 @@ class AICISettings(Configurable):
         True,
         help="With no endpoint or key configured, use the packaged local coder model when the "
         "[local] extra is installed. False: say how to configure an endpoint instead.",
+    ).tag(config=True)
+
+    local_idle_minutes = CFloat(
+        10.0,
+        min=0.0,
+        help="Minutes without a request after which the managed local model server stops, "
+        "freeing its memory and removing its log; the next request starts it again (a few "
+        "seconds). 0: it runs until the process that started it ends.",
     ).tag(config=True)
 
     max_reply_tokens = CInt(

@@ -73,3 +73,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: needs a real shell, kernel or server")
     os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_key_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Jupyter server started in this process marks its environment when it keeps
+    # OPENAI_API_KEY from kernels (drivers/server/__init__.py); undone after each test.
+    monkeypatch.setenv("JUPYTER_AI_CI_KEY_KEPT", "")

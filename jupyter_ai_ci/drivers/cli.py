@@ -31,7 +31,7 @@ from jupyter_ai_ci.drivers.headless import (
     summary,
 )
 from jupyter_ai_ci.drivers.terminal import TerminalApprover, TerminalReporter
-from jupyter_ai_ci.errors import AICIError
+from jupyter_ai_ci.errors import AICIError, UsageProblem
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 
@@ -140,6 +140,8 @@ class RunApp(JupyterApp):
         options = Options(regenerate=self.regenerate, yes=self.yes)
         try:
             Run(session, request, options).check()  # before any kernel starts
+        except UsageProblem as exc:  # e.g. a request over max_request_kb
+            self.fail(EXIT_USAGE, str(exc))
         except AICIError as exc:
             self.fail(EXIT_MODEL, str(exc))
         kernel = KernelOptions(

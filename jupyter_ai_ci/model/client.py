@@ -40,6 +40,16 @@ NO_ENDPOINT_HELP = (
     "Azure …), or pip install 'jupyter-ai-ci[local]' for a small offline model"
 )
 
+# Set by the Jupyter server extension in the environment kernels inherit when it kept
+# OPENAI_API_KEY out of them (drivers/server/__init__.py): the magic there says why it has no
+# key, instead of "set OPENAI_API_KEY" or silently using the tiny local model.
+KEY_KEPT_ENV = "JUPYTER_AI_CI_KEY_KEPT"
+KEY_KEPT_HELP = (
+    "the Jupyter server kept OPENAI_API_KEY out of this kernel so code here cannot read it "
+    "(c.AICISettings.keep_key_from_kernels): use the jupyter-ai-ci sidebar, or give this kernel "
+    "a key on purpose (c.AICISettings.api_key, or keep_key_from_kernels = False)"
+)
+
 
 class ModelClient(Protocol):
     """What the drivers need from a model: one completion, text streamed to a callback."""
@@ -91,7 +101,7 @@ class Endpoint:
 
     def check(self) -> None:
         if not self.base_url and not self.api_key:
-            raise NoEndpoint(NO_ENDPOINT_HELP)
+            raise NoEndpoint(KEY_KEPT_HELP if os.environ.get(KEY_KEPT_ENV) else NO_ENDPOINT_HELP)
 
 
 def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:

@@ -3,8 +3,10 @@
 With no endpoint configured and the ``[local]`` extra installed, the first
 request starts ``python -m llama_cpp.server`` with Qwen2.5-Coder-1.5B-Instruct
 (assembled once from its installed parts: ``weights.py``), on a free loopback
-port; later requests reuse it; it stops with the process that started it (the
-kernel, the Jupyter server), also when that process is killed.
+port; later requests reuse it; it stops after ``idle_timeout`` seconds without a
+request (the next request starts it again) and with the process that started it
+(the kernel, the Jupyter server), also when that process is killed; its log file
+goes with it.
 ``JUPYTER_AI_CI_MODEL=local:PATH`` runs any GGUF model the same way, and
 ``local:qwen2.5-coder-0.5b`` the lighter model of ``[local-small]``.  Nothing
 here is imported at ``%load_ext``.
@@ -20,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,7 +31,7 @@ from pathlib import Path
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
 from jupyter_ai_ci.model import weights
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
 LOCAL_PREFIX = "local:"
@@ -103,6 +106,13 @@ class LocalServer:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    # Seconds without a request after which the server stops (0: never); in a Jupyter server
+    # it would otherwise hold ~0.5 GB until the server stops, long after its kernel is gone.
+    idle_timeout: float = 0.0
+    busy: int = 0  # requests in flight: never stopped under one
+    last_used: float = field(default_factory=time.monotonic)
+    timer: threading.Timer | None = field(default=None, repr=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # This start's API key and secret alias (model/local_auth.py): never on the command line.
     secrets: Secrets = field(default_factory=new_secrets, repr=False)
     # SDK clients for this server, one per endpoint: making one costs ~33 ms, and each keeps
@@ -138,6 +148,7 @@ class LocalServer:
                 raise
             # The port was taken between choosing and binding it (nothing was sent there):
             # once more elsewhere.  Taken again, PortTaken says so.
+            self._remove_log()
             self.port = _free_port()
             self._launch()
 
@@ -162,8 +173,11 @@ class LocalServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if not self.alive:
+                said = self._last_log_line()
+                if "address already in use" not in said.lower():  # start() retries that, reading the log
+                    self.stop()
                 raise LocalModelError(
-                    f"the local model server exited ({self._last_log_line()}): is {self.model_path} a valid GGUF file?"
+                    f"the local model server exited ({said}): is {self.model_path} a valid GGUF file?"
                 )
             try:
                 if ready(self.base_url, self.port, self.process.pid, self.secrets):  # type: ignore[union-attr]
@@ -187,7 +201,48 @@ class LocalServer:
         errors = [x for x in lines if "rror" in x or "failed" in x or "in use" in x]
         return (errors or lines or ["no output"])[-1].strip()[:200]
 
+    def begin(self) -> None:
+        """A request starts: the idle clock stops until it ends."""
+        with self.lock:
+            self.busy += 1
+
+    def end(self) -> None:
+        """A request ended: stop after ``idle_timeout`` seconds unless another comes."""
+        with self.lock:
+            self.busy = max(0, self.busy - 1)
+            self.last_used = time.monotonic()
+            self._arm(self.idle_timeout)
+
+    def _arm(self, delay: float) -> None:
+        if self.idle_timeout <= 0 or not self.alive:
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = threading.Timer(delay, self._idle)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _idle(self) -> None:
+        with self.lock:
+            if self.busy:  # end() re-arms
+                return
+            left = self.last_used + self.idle_timeout - time.monotonic()
+            if left > 0.05:
+                self._arm(left)
+                return
+            if _servers.get(self.model_path) is self:
+                del _servers[self.model_path]
+        self.stop()
+
+    def _remove_log(self) -> None:
+        if self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
+            self.log_path = None
+
     def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -197,18 +252,22 @@ class LocalServer:
                 self.process.wait(timeout=10)
         self.process = None
         self.clients.clear()  # their pooled connections went with the server
+        self._remove_log()  # its prompts' traces stay nowhere
 
 
 _servers: dict[Path, LocalServer] = {}
 
 
-def server_for(path: Path) -> LocalServer:
-    """The running server for ``path``; started (again) when absent or dead."""
+def server_for(path: Path, idle_timeout: float = 0.0) -> LocalServer:
+    """The running server for ``path``; started (again) when absent, dead or stopped idle."""
     server = _servers.get(path)
     if server is None or not server.alive:
-        server = LocalServer(path)
+        if server is not None:
+            server.stop()  # dead: its log goes too
+        server = LocalServer(path, idle_timeout=idle_timeout)
         server.start()
         _servers[path] = server
+    server.idle_timeout = idle_timeout
     return server
 
 
@@ -229,7 +288,8 @@ def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
         spec = endpoint.model[len(LOCAL_PREFIX):]
         model = weights.by_name(spec)
         return weights.cache_dir() / model.file_name if model is not None else Path(spec).expanduser()
-    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed():
+    if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed() \
+            and not os.environ.get(KEY_KEPT_ENV):  # a key exists, kept from this kernel: say so instead
         return bundled_model()
     return None
 
@@ -245,26 +305,39 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
 class LocalClient:
     """``ModelClient`` that starts (or restarts) the local server on first use."""
 
-    def __init__(self, endpoint: Endpoint, path: Path, say: Callable[[str], None]) -> None:
+    def __init__(self, endpoint: Endpoint, path: Path, say: Callable[[str], None],
+                 idle_timeout: float = 0.0) -> None:
         self.endpoint = localized(endpoint, path)
+        self.idle_timeout = idle_timeout
         self.path = path
         self.say = say
         self.bundled = not endpoint.model.startswith(LOCAL_PREFIX)
 
-    def _client(self) -> OpenAIClient:
+    def _server(self) -> LocalServer:
         first = self.path not in _servers
         if first:
             materialize(self.path, self.say)
-        server = server_for(self.path)
+        server = server_for(self.path, self.idle_timeout)
         if first:
             what = TINY_MODEL_NOTE.format(name=model_title(self.path)) if self.bundled else \
                 f"using the local model {model_title(self.path)} (llama.cpp)"
             self.say(f"· {what}\n")
+        server.begin()
+        return server
+
+    def _client(self) -> OpenAIClient:
+        """The SDK client of the running server (started if need be), idle from now."""
+        server = self._server()
+        server.end()
         return server.client(self.endpoint)
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
         try:
-            return self._client().complete(messages, on_text)
+            server = self._server()
+            try:
+                return server.client(self.endpoint).complete(messages, on_text)
+            finally:
+                server.end()
         except ModelError:
             if self.path in _servers and not _servers[self.path].alive:  # not when it never started
                 raise LocalModelError("the local model server stopped unexpectedly; "
@@ -275,5 +348,8 @@ class LocalClient:
         import asyncio
 
         # Starting the server blocks for a second or two: keep it off the event loop.
-        client = await asyncio.get_running_loop().run_in_executor(None, self._client)
-        return await client.acomplete(messages, on_text)
+        server = await asyncio.get_running_loop().run_in_executor(None, self._server)
+        try:
+            return await server.client(self.endpoint).acomplete(messages, on_text)
+        finally:
+            server.end()

@@ -73,6 +73,19 @@ def held_in_cells(n: int) -> LoopGen:
     return Outcome("not-run", reason="held by its generated cells")
 
 
+def check_size(request: str, limit_kb: int) -> None:
+    """Refuse a request over the limit before it reaches the model or the notebook's metadata
+    (a 9 MB paste would be sent whole, and copied into every generated cell)."""
+    size = len(request.encode("utf-8", "surrogatepass"))
+    if size > limit_kb * 1000:
+        raise UsageProblem(f"the request is {human_size(size)}; the limit is {limit_kb} kB — put large data "
+                           "in a file or variable and refer to it")
+
+
+def human_size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
+
+
 class Run:
     def __init__(self, session: Session, request: str, options: Options = Options(), *, thread: str = "",
                  replay_dir: str | os.PathLike[str] | None = None, source: str = "",
@@ -80,6 +93,7 @@ class Run:
         self.request = request.strip()
         if not self.request:
             raise UsageProblem("the request is empty: say what you want done")
+        check_size(self.request, session.settings.max_request_kb)
         self.session, self.options, self.thread, self.source = session, options, thread, source
         # The generated cells the notebook already holds for this request (docs/reproducibility.md:
         # the cells are the code).  --regenerate asks the model whatever they hold.

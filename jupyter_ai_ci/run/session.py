@@ -71,7 +71,7 @@ class Session:
         endpoint = Endpoint.from_settings(self.settings, model=name)
         path = local.target(endpoint, self.settings.local_fallback)
         if path is not None:
-            client = local.LocalClient(endpoint, path, say)
+            client = local.LocalClient(endpoint, path, say, self.settings.local_idle_minutes * 60)
             return client.endpoint, client
         # One client per endpoint: the SDK's connection pool is reused across requests.
         if endpoint not in self._clients:

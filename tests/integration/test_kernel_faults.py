@@ -165,9 +165,14 @@ def test_a_prompt_of_one_megabyte(kernel: KernelSession, server: ScriptedOpenAIS
     server.script(CODE)
     prompt = ("sum data " * 120_000)[:1_000_000]
     run = kernel.run(f"%%ask\n{prompt}", timeout=60)
-    assert run.status == "ok" and kernel.value("result") == "6"
-    assert len(server.request_texts()[0]) >= 1_000_000
+    # Over max_request_kb (64): refused at once in one line, nothing sent (issue 15, item 9).
+    assert run.status == "error" and run.ename == "UsageError", (run.ename, run.evalue)
+    assert run.evalue.startswith("the request is 1.0 MB; the limit is 64 kB")
+    assert server.request_texts() == []
     assert run.seconds < 30 and len(run.stdout) < 10_000  # the prompt is not echoed back
+    server.script(CODE)
+    assert kernel.run(f"%%ask\n{prompt[:60_000]}", timeout=60).status == "ok"  # under it: sent whole
+    assert kernel.value("result") == "6" and len(server.request_texts()[0]) >= 60_000
 
 
 def test_non_utf8_bytes_and_ansi_in_outputs(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:

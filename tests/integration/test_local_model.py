@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +127,27 @@ def test_server_dying_mid_reply_is_reported_then_restarted(no_endpoint: None) ->
     dead = local._servers[MODEL]
     assert client.complete([Message("user", "Say hi.")]).text  # restarted
     assert local._servers[MODEL].alive and local._servers[MODEL] is not dead
+
+
+def test_an_idle_server_stops_and_removes_its_log_then_restarts(no_endpoint: None) -> None:
+    assert MODEL is not None
+    # A short reply and a 3 s idle timeout (local_idle_minutes in real use: 10 minutes).
+    client = local.LocalClient(Endpoint(model="m", max_tokens=4), MODEL, lambda text: None, idle_timeout=3)
+    client.complete([Message("user", "Say hi.")])
+    server = local._servers[MODEL]
+    pid, log = server.process.pid, server.log_path  # type: ignore[union-attr]
+    assert log is not None and log.is_file() and servers_for(server.port)
+    time.sleep(1.5)  # not idle long enough yet
+    assert server.alive
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (server.alive or log.exists()):
+        time.sleep(0.2)
+    assert not server.alive and not log.exists() and MODEL not in local._servers
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the process is gone, not a zombie we still hold
+    client.complete([Message("user", "Say hi.")])  # the next request starts it again
+    again = local._servers[MODEL]
+    again_log = again.log_path
+    assert again is not server and again.alive and again_log is not None and again_log.is_file()
+    local.stop_all()  # at exit too
+    assert not again.alive and not again_log.exists()

@@ -97,6 +97,9 @@ def test_a_replay_whose_budget_is_spent_stops_cleanly(tmp_path: Path) -> None:
 def test_bad_requests_and_no_endpoint_say_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageProblem, match="the request is empty"):
         Run(Session(AICISettings()), "   ")
+    with pytest.raises(UsageProblem, match=r"^the request is 2\.1 kB; the limit is 2 kB — put large data in a file"):
+        Run(Session(AICISettings(max_request_kb=2)), "é" * 1050)  # bytes, not characters
+    Run(Session(AICISettings(max_request_kb=2)), "x" * 2000)
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(NoEndpoint, match="OPENAI_API_KEY"):
@@ -145,3 +148,12 @@ def test_a_token_typed_into_the_request_is_stored_masked_in_the_record_and_the_c
     assert typed not in json.dumps([m.content for m in client.requests[0]])  # not sent …
     assert typed not in json.dumps(result.provenance) and "my token is" in result.provenance["request"]  # … nor kept
     assert typed not in (tmp_path / ".jupyter-ai-ci-replay.json").read_text()
+
+
+def test_a_kernel_whose_key_the_server_kept_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUPYTER_AI_CI_KEY_KEPT", "1")
+    # Not the tiny local model in its place, even with [local] installed: the user has a key.
+    with pytest.raises(NoEndpoint, match="kept OPENAI_API_KEY out of this kernel"):
+        Run(Session(AICISettings()), "hi").check()

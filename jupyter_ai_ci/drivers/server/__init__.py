@@ -6,13 +6,46 @@ configured with ``c.AICISettings.*`` in ``jupyter_server_config.py``.
 
 from __future__ import annotations
 
+import os
+from collections.abc import MutableMapping
 from typing import Any
+
+# The provider keys the model client reads from the environment (model/client.py).
+KEY_VARIABLES = ("OPENAI_API_KEY",)
+
+
+def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> list[str]:
+    """Move the model's key from the server's environment into ``settings``.
+
+    Kernels the server starts get a copy of its environment (LocalProvisioner, the session
+    manager's kernel env), so generated code could print the key into the notebook.  The
+    sidebar calls the model from this process with the key kept in its settings.  Returns
+    the variables removed."""
+    removed = []
+    for name in KEY_VARIABLES:
+        value = environ.pop(name, None)
+        if value is None:
+            continue
+        removed.append(name)
+        if name == "OPENAI_API_KEY" and value and not settings.api_key:
+            settings.api_key = value
+    if removed:  # the magic in those kernels says why it has no key (model/client.py)
+        from jupyter_ai_ci.model.client import KEY_KEPT_ENV
+
+        environ[KEY_KEPT_ENV] = "1"
+    return removed
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     from jupyter_ai_ci.config import AICISettings
     from jupyter_ai_ci.drivers.server.handlers import setup_handlers
 
+    settings = AICISettings(parent=serverapp)
+    if settings.keep_key_from_kernels:
+        removed = keep_keys_from_kernels(settings, os.environ)
+        if removed:
+            serverapp.log.info("jupyter_ai_ci: %s kept for the sidebar and out of kernels' environment "
+                               "(c.AICISettings.keep_key_from_kernels)", ", ".join(removed))
     root_dir = getattr(serverapp.contents_manager, "root_dir", None)
-    setup_handlers(serverapp.web_app, AICISettings(parent=serverapp), root_dir if isinstance(root_dir, str) else None)
+    setup_handlers(serverapp.web_app, settings, root_dir if isinstance(root_dir, str) else None)
     serverapp.log.info("jupyter_ai_ci: sidebar handlers at /jupyter-ai-ci/")

@@ -22,6 +22,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.server.chats import Chats
+from jupyter_ai_ci.drivers.server.protocol import oversized
 from jupyter_ai_ci.drivers.server.run import SidebarRun
 from jupyter_ai_ci.model.client import Endpoint
 
@@ -94,6 +95,10 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
             pass  # the panel went away; the run is cancelled in on_close
 
     def on_message(self, message: str | bytes) -> None:
+        too_big = oversized(message, _state(self)["settings"].max_request_kb)
+        if too_big is not None:  # refused before json parses megabytes
+            self.send({"type": "done", "status": "error", "message": too_big})
+            return
         try:
             msg = json.loads(message)
             kind = msg.get("type")

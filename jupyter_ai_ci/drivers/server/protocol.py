@@ -21,6 +21,17 @@ from jupyter_ai_ci.run.summary import summarize
 
 Send = Callable[[dict[str, Any]], None]
 MAX_CELLS = 20
+CELLS_BYTES = 2_000_000  # room for the panel's recent cells beside the request itself
+
+
+def oversized(message: str | bytes, max_request_kb: int) -> str | None:
+    """One line refusing a websocket message too large to hold an acceptable request, said
+    before it is parsed (tornado itself drops messages over 10 MiB); None when it is fine."""
+    size = len(message.encode("utf-8", "surrogatepass") if isinstance(message, str) else message)
+    if size <= max_request_kb * 1000 + CELLS_BYTES:
+        return None
+    return (f"The message is {size / 1e6:.1f} MB; the limit for a request is {max_request_kb} kB — put large "
+            "data in a file or variable and refer to it.")
 
 
 class RequestRefused(AICIError):

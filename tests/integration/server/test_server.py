@@ -118,6 +118,27 @@ async def test_no_endpoint_is_a_sentence(jp_fetch: Any, jp_ws_fetch: Any,
     ws.close()
 
 
+async def test_a_9_mb_request_is_refused_before_it_is_parsed(
+        jp_fetch: Any, jp_ws_fetch: Any, model: ScriptedOpenAIServer) -> None:
+    session = await open_notebook(jp_fetch)
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    ask = {"type": "ask", "request": "sum these: " + "1234567, " * 1_000_000, "path": session["path"],
+           "kernel_id": session["kernel"]["id"]}
+    ws.write_message(json.dumps(ask))
+    done = await until(ws, "done", [])
+    assert done == {"type": "done", "status": "error", "message": "The message is 9.0 MB; the limit for a "
+                    "request is 64 kB — put large data in a file or variable and refer to it."}
+    # Under the socket's cap but over the request's: the run layer's line, still no model request.
+    ws.write_message(json.dumps({**ask, "request": "x" * 100_000}))
+    done = await until(ws, "done", [])
+    assert done["status"] == "error" and "the limit is 64 kB" in done["message"]
+    assert model.requests == []
+    model.script("No code needed: hello.")  # the socket still works
+    ws.write_message(json.dumps({**ask, "request": "hi"}))
+    assert (await until(ws, "done", []))["status"] == "answered"
+    ws.close()
+
+
 async def test_run_retries_with_the_traceback_and_the_fix_replaces_the_failed_cell(
         jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, model: ScriptedOpenAIServer) -> None:
     session = await open_notebook(jp_fetch)
@@ -228,3 +249,41 @@ async def test_approval_round_trip() -> None:
     run.decided({"type": "approval", "id": "a1", "approved": False})
     approval = await pending
     assert approval.granted is False and approval.why == "rejected in the panel"
+
+
+@pytest.fixture
+def keyed(model: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedOpenAIServer:
+    # Set before the server (and so the extension) starts: listed before jp_fetch.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-kept-from-kernels-0123456789")
+    # The extension sets it in this (the server's) process: undone after the test.
+    monkeypatch.setenv("JUPYTER_AI_CI_KEY_KEPT", "")
+    model.api_key = "sk-kept-from-kernels-0123456789"  # 401 unless the sidebar sends it
+    return model
+
+
+async def test_kernels_do_not_get_the_key_and_the_sidebar_still_sends_it(
+        keyed: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any) -> None:
+    session = await open_notebook(jp_fetch)
+    kernel = jp_serverapp.kernel_manager.get_kernel(session["kernel"]["id"])
+    client = kernel.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        reply = await client.execute("", user_expressions={
+            "key": "repr(__import__('os').environ.get('OPENAI_API_KEY'))",
+            # The magic in this kernel says why it has no key (not "set OPENAI_API_KEY").
+            "magic": "__import__('jupyter_ai_ci.model.client').model.client.Endpoint('m').check()"},
+            reply=True, timeout=60)
+    finally:
+        client.stop_channels()
+    assert reply["content"]["user_expressions"]["key"]["data"]["text/plain"] == "'None'"
+    said = reply["content"]["user_expressions"]["magic"]
+    assert said["ename"] == "NoEndpoint" and "kept OPENAI_API_KEY out of this kernel" in said["evalue"]
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    keyed.script("No code needed: hello.")
+    ws.write_message(json.dumps({"type": "ask", "request": "hi", "path": session["path"],
+                                 "kernel_id": session["kernel"]["id"]}))
+    done = await until(ws, "done", [])
+    assert done["status"] == "answered", done
+    assert len(keyed.requests) == 1  # answered: the scripted model checked "Bearer sk-kept-…"
+    ws.close()
