@@ -93,45 +93,64 @@ class StreamError(Exception):
     """An ``{"error": …}`` event in the middle of a stream (the SDK raises ``APIError`` there)."""
 
 
+DONE = object()  # the [DONE] event: the stream's last
+NOTHING = object()  # a line that completes no event (``null`` is a JSON value)
+
+
+class _Events:
+    """The server-sent-event grammar chat completions use, fed a line at a time; one copy for
+    the blocking and the asyncio reader.  ``data:`` lines (joined when an event has several),
+    blank lines ending an event; ``event:``/``id:``/``retry:`` fields and ``:`` comments are
+    skipped."""
+
+    def __init__(self) -> None:
+        self.data: list[str] = []
+
+    def feed(self, line: str) -> Any:
+        """The event ``line`` completes (its JSON, or ``DONE``), else ``NOTHING``."""
+        if line.startswith("data:"):
+            self.data.append(line[6:] if line.startswith("data: ") else line[5:])
+            return NOTHING
+        if line or not self.data:
+            return NOTHING
+        text = "\n".join(self.data)
+        self.data = []
+        return DONE if text.startswith("[DONE]") else json.loads(text)
+
+    def end(self) -> Any:
+        """An event the body ended without a blank line after, or ``NOTHING``."""
+        if self.data and not self.data[0].startswith("[DONE]"):
+            return json.loads("\n".join(self.data))
+        return NOTHING
+
+
 def events(lines: Iterable[str]) -> Iterator[Any]:
-    """The JSON of each server-sent event's data, up to ``[DONE]``.  Only what chat
-    completions use: ``data:`` lines (joined when an event has several), blank lines
-    ending an event; ``event:``/``id:``/``retry:`` fields and ``:`` comments are skipped."""
-    data: list[str] = []
+    """The JSON of each server-sent event's data, up to ``[DONE]``."""
+    parser = _Events()
     lines = iter(lines)  # what follows [DONE] is drained from where the events stopped
     for line in lines:
-        if line.startswith("data:"):
-            data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue
-        if line or not data:
-            continue
-        text = "\n".join(data)
-        data = []
-        if text.startswith("[DONE]"):
+        event = parser.feed(line)
+        if event is DONE:
             # Read to the body's end (the chunked terminator follows): a response closed
             # before it loses its connection, and the next request would open a new one.
             for _ in lines:
                 pass
             return
-        yield json.loads(text)
-    if data and not data[0].startswith("[DONE]"):
-        yield json.loads("\n".join(data))
+        if event is not NOTHING:
+            yield event
+    if (last := parser.end()) is not NOTHING:
+        yield last
 
 
 async def aevents(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
-    data: list[str] = []
+    parser = _Events()
     async for line in lines:
-        if line.startswith("data:"):
-            data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue
-        if line or not data:
-            continue
-        text = "\n".join(data)
-        data = []
-        if text.startswith("[DONE]"):
-            async for _ in lines:
+        event = parser.feed(line)
+        if event is DONE:
+            async for _ in lines:  # to the body's end, as in ``events``
                 pass
             return
-        yield json.loads(text)
-    if data and not data[0].startswith("[DONE]"):
-        yield json.loads("\n".join(data))
+        if event is not NOTHING:
+            yield event
+    if (last := parser.end()) is not NOTHING:
+        yield last
