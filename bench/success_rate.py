@@ -67,6 +67,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per model request")
     p.add_argument("--gateway-url", default=os.environ.get("JUPYTER_GATEWAY_URL", ""))
     p.add_argument("--gateway-token", default=os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN", ""))
+    p.add_argument("--log", action="store_true", help="real model: write every request and reply to "
+                   "requests.jsonl in the output directory")
     p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
     return p.parse_args(argv)
 
@@ -121,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
         group = "by_category"
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
-                         gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout)
+                         gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout,
+                         log=out / "requests.jsonl" if args.log and not args.scripted else None)
     started = time.perf_counter()
     runs = asyncio.run(run_bench(jobs, config, Progress()))
     wall = time.perf_counter() - started

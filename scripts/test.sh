@@ -27,6 +27,11 @@ if [ "${1:-}" = "--oldest" ]; then
     # local model are extras above those floors; the newest run covers them and the browsers.
     shift
     export JUPYTER_AI_CI_VENV="${JUPYTER_AI_CI_VENV:-.venv-oldest}"
+    # No browser runs here: when the newest run has built the labextension, do not build it
+    # again (a yarn install and a webpack build, 1-2 minutes of CI).
+    if [ -f jupyter_ai_ci/labextension/static/style.js ]; then
+        export SKIP_JUPYTER_BUILDER=1
+    fi
     source scripts/venv.sh
     python -m pip install -q --disable-pip-version-check -c requirements/dev-constraints.txt \
         -c requirements/oldest.txt -e ".[test]"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
-from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient
+from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.run.drive import Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Run
@@ -39,7 +40,10 @@ _FETCH = inspect.getsource(answer_module) + f"""
 import json as _json
 print({_MARK!r} + _json.dumps(to_jsonable(globals().get('answer', MISSING)), default=str))
 """
-_RESET = "get_ipython().run_line_magic('reset', '-f')\nimport os, matplotlib.pyplot as _plt\n_plt.close('all')\n"
+# Each task starts as a fresh notebook would: no variables and no history.  `%reset -f` keeps the
+# input history, so the next task's context would list the last task's cells, whose variables are
+# gone: the model then uses names that no longer exist, and results depend on the task order.
+_RESET = "get_ipython().reset(new_session=True)\nimport os, matplotlib.pyplot as _plt\n_plt.close('all')\n"
 
 
 @dataclass
@@ -77,6 +81,24 @@ class BenchConfig:
     gateway_token: str = ""
     timeout: float = 120.0
     context_tokens: int = 3000
+    log: Path | None = None  # every request and reply, one JSON line each (--log)
+
+
+class RecordingClient:
+    """A model client that appends each exchange to a JSON-lines file: prompts are tuned from
+    what the model was actually sent, not from what we think the context builder writes."""
+
+    def __init__(self, inner: AsyncModelClient, path: Path) -> None:
+        self.inner, self.path = inner, path
+        self.task = ""  # set by the worker before each run (one worker when logging is useful)
+
+    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+        reply = await self.inner.acomplete(messages, on_text)
+        record = {"task": self.task, "messages": [m.as_dict() for m in messages], "reply": reply.text,
+                  "usage": [reply.usage.prompt_tokens, reply.usage.completion_tokens]}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        return reply
 
 
 class Worker:
@@ -118,8 +140,12 @@ class Worker:
         # Explicitly 'auto': the benchmark measures the model and the loop, and nobody is there to
         # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.  No replay:
         # every task must reach the model.  The run is the same one every driver uses.
-        settings = AICISettings(retries=config.retries, policy="auto", replay=False,
+        # No answer in words either: the checker reads `answer` from the kernel, and the extra call
+        # would only add time (a minute a task on the local model).
+        settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer="never",
                                 max_context_tokens=config.context_tokens, install_missing=False)
+        if isinstance(self.model[1], RecordingClient):
+            self.model[1].task = task.id
         try:
             run = Run(Session(settings, self.model), task.request(), source="bench")
             result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None, timings)
@@ -160,7 +186,10 @@ class Worker:
 async def run_bench(jobs: list[Job], config: BenchConfig,
                     progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
     """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
-    shared = (config.endpoint, config.client or OpenAIClient(config.endpoint)) if config.endpoint is not None else None
+    shared: tuple[Endpoint, AsyncModelClient] | None = None
+    if config.endpoint is not None:
+        client: AsyncModelClient = config.client or OpenAIClient(config.endpoint)
+        shared = (config.endpoint, RecordingClient(client, config.log) if config.log else client)
     queue: asyncio.Queue[tuple[int, Job]] = asyncio.Queue()
     for item in enumerate(jobs):
         queue.put_nowait(item)
