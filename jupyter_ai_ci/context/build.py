@@ -16,7 +16,15 @@ traceback, travel outside the budget and are never cut):
 The budget is spent in two passes: first every piece up to its share, so a
 long notebook cannot crowd out the conversation; then what is left goes to
 the pieces in priority order.  The same state gives the same text (replay
-depends on it).  Descriptions live in ``describe.py``, secret masking in
+depends on it).
+
+The text is written in another order, the steadiest pieces first (``DISPLAY``):
+data files (by name), the environment, the cells in the order they ran, other
+variables, the variables the request is about, the last error.  A model server
+reuses the work done on the longest prefix a request shares with the last one
+(llama.cpp's prompt cache, OpenAI's prompt caching): with the files first, a
+local model on a CPU reads a new request's context in seconds instead of most of
+a minute.  And what matters most for the request sits next to it.  Descriptions live in ``describe.py``, secret masking in
 ``privacy.py``, token counting in ``tokens.py``.
 """
 
@@ -37,6 +45,8 @@ from jupyter_ai_ci.tokens import count_tokens, counter_name
 __all__ = ["CellRecord", "Context", "build_context", "describe", "fit_context", "mask_secrets", "user_variables"]
 
 _SKIP_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+# The order the pieces are written in: steadiest first (see the module docstring).
+DISPLAY = ("files", "environment", "cells", "variables", "named", "last_error")
 # Share of the budget each piece may take in the first pass (see module docstring).
 # The last error's 0.10 (300 tokens of the default 3000: its failing line and a
 # short traceback; a longer one is upgraded from what is left) came out of the
@@ -236,7 +246,7 @@ def fit_context(
         _Section("variables", "### Other variables (most recently assigned first)",
                  [v for v in variables if v[0] not in named_names],
                  lambda v: (describe(v[0], _value(v[1], secrets)), None)),
-        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets)),
+        _Section("cells", "### Recent cells (in the order they ran)", recent, lambda c: _cell_forms(c, secrets)),
         _Section("conversation", "", turns, turn_forms),
         _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
     ]
@@ -252,18 +262,25 @@ def fit_context(
     budget.total = budget_tokens
 
     lines: list[str] = []
-    for section in sections:
-        if section.key == "conversation" or not section.taken:
+    by_key = {section.key: section for section in sections}
+    for key in DISPLAY:
+        section = by_key[key]
+        if not section.taken:
             continue
-        left = len(section.items) - section.next + (len(cells) - len(recent) if section.key == "cells" else 0)
-        left += max(files_total - len(files), 0) if section.key == "files" else 0
+        left = len(section.items) - section.next + (len(cells) - len(recent) if key == "cells" else 0)
+        left += max(files_total - len(files), 0) if key == "files" else 0
+        taken = [t.text for t in section.taken]
+        if key == "cells":
+            taken.reverse()  # taken newest first; written as they ran
+        elif key == "files":
+            taken.sort()  # taken named first; written by name (each starts with its name)
+        note = f"(… {left} more not shown)" if left else ""
+        if note and budget.used + count_tokens(note) + 1 <= budget_tokens:
+            budget.used += count_tokens(note) + 1
+        else:
+            note = ""
         lines += [section.title] if section.title else []
-        lines += [taken.text for taken in section.taken]
-        if left:
-            note = f"(… {left} more not shown)"
-            if budget.used + count_tokens(note) + 1 <= budget_tokens:
-                lines.append(note)
-                budget.used += count_tokens(note) + 1
+        lines += ([note] if note and key == "cells" else []) + taken + ([note] if note and key != "cells" else [])
     text = (_HEADER + "\n".join(lines)) if lines else ""
     kept = next(section for section in sections if section.key == "conversation")
     history: list[Message] = []

@@ -68,7 +68,7 @@ def test_shown_figures_and_displays_are_named_not_inlined(kernel: Any, model_ser
     ok(kernel, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('trend')\nplt.show()")
     ok(kernel, "from IPython.display import display\ndisplay({'a': 1})")
     shown = run_cell(kernel, "%ask --show-context what does the trend show?").stdout
-    cells = shown.split("### Recent cells (most recent first)")[1]
+    cells = shown.split("### Recent cells (in the order they ran)")[1]
     assert "plt.title('trend')" in cells and "[image/png image " in cells and " shown]" in cells
     assert "iVBOR" not in shown  # no base64 image data
     assert "{'a': 1}" in cells

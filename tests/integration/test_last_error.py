@@ -46,9 +46,9 @@ def test_fix_the_cell_above_gets_the_traceback_and_the_failing_line(
     assert 'File "pandas/core/frame.py"' in section  # library paths without the machine's prefix
     assert section.rstrip().endswith("KeyError: 'Revenue'\n```")
     assert "\x1b[" not in section
-    # Right after the variables the request is about, before the others.
-    assert context.index("### Variables the request is about") < context.index("### The last error") \
-        < context.index("### Recent cells")
+    # Last, right after the variables the request is about: next to the request.
+    assert context.index("### Recent cells") < context.index("### Variables the request is about") \
+        < context.index("### The last error")
     assert ip.user_ns["total"] == 3.0
     # Told once unprompted: the next request, after the %%ask that saw it, goes without.
     model_server.script("ok")

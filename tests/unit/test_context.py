@@ -36,7 +36,7 @@ def test_frames_whose_columns_the_request_names_are_described_in_full() -> None:
     people = pd.DataFrame({"name": ["a"], "age": [3]})
     variables = [("people", people), ("sales", sales)]
     ctx = build_context("average revenue per region", variables, [], 1000)
-    named, _, others = ctx.partition("### Other variables")
+    others, _, named = ctx.partition("### Variables the request is about")
     assert "sales: pandas.DataFrame 1 rows × 2 columns [Region:" in named and "revenue:float64" in named
     assert "people: pandas.DataFrame 1 rows × 2 columns [name, age]" in others
     # Naming nothing: the newest DataFrame is the likely subject of "plot it".
@@ -75,14 +75,15 @@ def test_recency_and_exclude() -> None:
     assert [n for n, _ in order] == ["a", "c", "b"]
 
 
-def test_budget_holds_and_recent_cells_come_first() -> None:
+def test_budget_holds_and_recent_cells_are_kept() -> None:
     cells = [CellRecord(f"x{i} = {i}", f"out {i}") for i in range(1000)]
     variables = [(f"v{i}", i) for i in range(500)]
     ctx = fit_context("go", variables, cells, 300)
     assert ctx.tokens <= 300 and _tokens(ctx) <= 300
     assert ctx == fit_context("go", variables, cells, 300)  # deterministic
-    assert ctx.text.index("x999 = 999") < ctx.text.index("x998 = 998")
-    assert "more not shown" in ctx.text
+    # The newest cells are the ones kept, written in the order they ran after a note of the rest.
+    assert "x0 = 0" not in ctx.text
+    assert ctx.text.index("more not shown") < ctx.text.index("x998 = 998") < ctx.text.index("x999 = 999")
 
 
 def test_older_cells_are_summarised_by_a_line() -> None:
@@ -118,6 +119,36 @@ def test_previous_answer_names_its_variables_in_full() -> None:
     assert "monthly: pandas.DataFrame 1 rows × 2 columns [month:int64, total:float64]" in ctx
 
 
-def test_environment_comes_last_and_in_budget() -> None:
-    ctx = fit_context("go", [("a", 1)], [], 500, environment=["Python 3.11.7 on linux", "Imported: pandas 2.2.0"])
-    assert ctx.text.endswith("### Environment\nPython 3.11.7 on linux\nImported: pandas 2.2.0")
+def test_environment_is_written_after_the_files_and_taken_last() -> None:
+    env = ["Python 3.11.7 on linux", "Imported: pandas 2.2.0"]
+    files = [("a.csv (1 KB, 3 rows)\n  columns: x: int64", "a.csv (1 KB)")]
+    ctx = fit_context("go", [("a", 1)], [], 500, environment=env, files=files, files_total=1)
+    assert "a.csv (1 KB, 3 rows)\n  columns: x: int64\n### Environment\nPython 3.11.7 on linux\nImported: pandas" \
+        in ctx.text
+    assert ctx.text.index("### Environment") < ctx.text.index("### Other variables")
+    # Short of room, it is the piece left out first.
+    tight = fit_context("go", [("a", 1)], [], 40, environment=env, files=files, files_total=1)
+    assert "columns: x: int64" in tight.text and "Environment" not in tight.text
+
+
+def test_written_steadiest_first_so_a_model_server_reuses_the_shared_prefix() -> None:
+    # Files and cells as a notebook has them; two requests about different files, the second
+    # after one more cell ran.  The first request's text up to its variables is a prefix of the
+    # second's, whatever the requests name: the server's prompt cache covers it.
+    files = [("a.csv (1 KB, 3 rows)\n  columns: x: int64", "a.csv (1 KB)"),
+             ("b.csv (1 KB, 3 rows)\n  columns: y: int64", "b.csv (1 KB)")]
+    cells = [CellRecord("import pandas as pd", ""), CellRecord("a = pd.read_csv('a.csv')", "")]
+    env = ["Python 3.11 on linux"]
+    variables = [("a", pd.DataFrame({"x": [1]}))]
+    first = fit_context("sum x in a.csv", variables, cells, 3000, files=files, files_total=2, environment=env).text
+    named_first = fit_context("sum y in b.csv", variables, cells, 3000, files=list(reversed(files)),
+                              files_total=2, environment=env).text
+    steady = first.split("### Variables the request is about")[0]
+    assert named_first.startswith(steady.split("### Recent cells")[0])
+    assert steady.index("a.csv (1 KB, 3 rows)") < steady.index("b.csv (1 KB, 3 rows)")
+    later = fit_context("sum x in a.csv", variables, [*cells, CellRecord("a.x.sum()", "6")], 3000, files=files,
+                        files_total=2, environment=env).text
+    assert later.startswith(first.split("### Variables the request is about")[0].rstrip("\n"))
+    # The cells as they ran, oldest first; the request's subject and its error last.
+    assert later.index("import pandas as pd") < later.index("a = pd.read_csv") < later.index("a.x.sum()") \
+        < later.index("### Variables the request is about")

@@ -39,8 +39,9 @@ def test_fitted_after_the_named_variables_and_shortened_when_short_of_room() -> 
     assert sum(SHARES.values()) <= 1
     variables = [("sales", {"a": 1}), ("other", 2)]
     text = fit_context("fix sales", variables, [], 1000, last_error=ERROR.render()).text
-    assert text.index("### Variables the request is about") < text.index("### The last error (In [7])") \
-        < text.index("### Other variables")
+    # Written steadiest first: the other variables, then the named ones and the error, next to the request.
+    assert text.index("### Other variables") < text.index("### Variables the request is about") \
+        < text.index("### The last error (In [7])")
     assert "Cell In [7], line 1, in <module>" in text
     long = ERROR.render().replace("  Cell In [7]", "  Cell In [7]" + "x" * 3000)
     short = fit_context("fix sales", [], [], 200, last_error=long).text
