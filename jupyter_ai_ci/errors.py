@@ -59,7 +59,7 @@ class RetriesExhausted(AICIError):
         self.attempts = attempts
         self.last_error = last_error
         self.early_stop = early_stop
-        why = " (the same error came back twice, so it stopped early)" if early_stop else ""
+        why = " (the model sent back the code that had failed, so it stopped early)" if early_stop else ""
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(
             f"gave up after {attempts} {plural}{why}; last error: {last_error}. "

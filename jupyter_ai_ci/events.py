@@ -62,7 +62,7 @@ class ErrorInfo:
 
     @property
     def signature(self) -> tuple[str, str, int | None]:
-        # What "the same error" means for the early stop.
+        # What "the same error" means: a fix request after it says the last change did not help.
         return (self.ename, self.evalue, self.lineno)
 
     def one_line(self) -> str:
@@ -119,7 +119,7 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
-    kind: Literal["attempt", "retrying", "step", "no-code", "other-languages", "replay", "replayed-text",
+    kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
                   "undone", "not-undoable", "refused", "install", "budget", "context"]
     text: str
     attempt: int = 0

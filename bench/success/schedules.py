@@ -4,8 +4,8 @@
 ``retries >= k`` the run must succeed at exactly attempt k + 1.  "never": every
 reply raises, so the run must fail after retries + 1 attempts.  "wrong": the
 code runs but sets a wrong answer, which only the checker can notice (a
-silent-wrong run).  Each failing reply raises a *different* NameError, because
-the loop rightly stops early when the same error comes back twice; each fix
+silent-wrong run).  Each failing reply is different code raising a different
+NameError (the loop does not run code that already failed); each fix
 is served only if the request carries the previous traceback (``require``),
 so a loop that stopped feeding tracebacks back would fail these runs.
 """

@@ -24,8 +24,10 @@ variables, the variables the request is about, the last error.  A model server
 reuses the work done on the longest prefix a request shares with the last one
 (llama.cpp's prompt cache, OpenAI's prompt caching): with the files first, a
 local model on a CPU reads a new request's context in seconds instead of most of
-a minute.  And what matters most for the request sits next to it.  Descriptions live in ``describe.py``, secret masking in
-``privacy.py``, token counting in ``tokens.py``.
+a minute.  And what matters most for the request sits next to it.
+
+Descriptions live in ``describe.py``, secret masking in ``privacy.py``, token
+counting in ``tokens.py``.
 """
 
 from __future__ import annotations
@@ -269,18 +271,18 @@ def fit_context(
             continue
         left = len(section.items) - section.next + (len(cells) - len(recent) if key == "cells" else 0)
         left += max(files_total - len(files), 0) if key == "files" else 0
-        taken = [t.text for t in section.taken]
+        texts = [t.text for t in section.taken]
         if key == "cells":
-            taken.reverse()  # taken newest first; written as they ran
+            texts.reverse()  # taken newest first; written as they ran
         elif key == "files":
-            taken.sort()  # taken named first; written by name (each starts with its name)
+            texts.sort()  # taken named first; written by name (each starts with its name)
         note = f"(… {left} more not shown)" if left else ""
         if note and budget.used + count_tokens(note) + 1 <= budget_tokens:
             budget.used += count_tokens(note) + 1
         else:
             note = ""
         lines += [section.title] if section.title else []
-        lines += ([note] if note and key == "cells" else []) + taken + ([note] if note and key != "cells" else [])
+        lines += ([note] if note and key == "cells" else []) + texts + ([note] if note and key != "cells" else [])
     text = (_HEADER + "\n".join(lines)) if lines else ""
     kept = next(section for section in sections if section.key == "conversation")
     history: list[Message] = []

@@ -13,6 +13,7 @@ asyncio), and the unit tests (driven by a list of canned results).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -63,7 +64,7 @@ def _notes(notes: FailureNotes | None) -> str:
 
 
 def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
-                settings: LoopSettings, notes: FailureNotes | None = None) -> str:
+                settings: LoopSettings, notes: FailureNotes | None = None, same_error: bool = False) -> str:
     failed = results[-1]
     error = failed.error
     assert error is not None
@@ -72,18 +73,30 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
         if len(code) > 1:
             headline += f" Block {len(results)} of {len(code)} does not parse; no block was run."
     else:
-        headline = f"The code you wrote raised {error.ename}."
+        headline = f"The code you wrote raised {error.one_line()}."
         if len(code) > 1:
             headline += (f" Block {len(results)} of {len(code)} failed; the blocks before it ran, "
                          "and their changes were undone.")
-    joined = "\n\n".join(code)
+    output = head_tail(failed.output, settings.max_output_chars)
     return prompts.FIX.format(
         failed=headline,
-        code=joined,
-        output=head_tail(failed.output, settings.max_output_chars) or prompts.NO_OUTPUT,
+        output=prompts.FIX_OUTPUT.format(output=output) if output.strip() else "",
         traceback=head_tail(fold(error.traceback), settings.max_traceback_chars),
         notes=_notes(notes),
+        same=prompts.SAME_ERROR if same_error else "",
     )
+
+
+def code_key(code: Sequence[str]) -> tuple[str, ...]:
+    """What makes two replies' code the same: the syntax tree where it parses (comments,
+    spacing and blank lines do not count), else the lines without their spacing."""
+    key = []
+    for block in code:
+        try:
+            key.append(ast.dump(ast.parse(block)))
+        except (SyntaxError, ValueError):
+            key.append("\n".join(line.strip() for line in block.splitlines() if line.strip()))
+    return tuple(key)
 
 
 def agent_loop(
@@ -136,6 +149,8 @@ def agent_loop(
         previous: ErrorInfo | None = None
         step_results: list[ExecutionResult] = []
         rerun = False
+        failed_code: set[tuple[str, ...]] = set()  # the code of this step's failed attempts
+        repeated = False  # the model was asked again after sending back failed code
         while True:
             code = python_blocks(reply.text)
             others = sorted({b.language for b in extract_code_blocks(reply.text)
@@ -143,7 +158,7 @@ def agent_loop(
             if others and not rerun:
                 yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
                              step=step)
-            rerun = False
+            again, rerun = rerun, False  # again: the same code after an install, on purpose
             if not code:
                 if fixes:
                     # The model answered a traceback with prose: the step failed.
@@ -156,6 +171,22 @@ def agent_loop(
                 cells.extend(Cell(c, step, ExecutionResult()) for c in code)
                 return outcome("not-run", answer=reply.text)
 
+            if not again and previous is not None and code_key(code) in failed_code:
+                # The fix is code that already failed: in the same state it fails the same way, so it
+                # is not run.  The model is asked once more, plainly; sent back again, the run stops.
+                if repeated:
+                    return outcome("failed", early=True)
+                repeated = True
+                yield Notice("repeated", "the model sent back the code that failed; asking it once more "
+                             "for a change", attempt=len(attempts), step=step)
+                messages.append(Message("user", prompts.REPEATED.format(error=previous.one_line())))
+                if why := over_budget():
+                    return outcome("over-budget", reason=why)
+                reply = yield CallModel(tuple(messages), "fix")
+                requests += 1
+                usage += reply.usage
+                messages.append(Message("assistant", reply.text))
+                continue
             number = len(attempts) + 1
             attempt = yield from run_attempt(code, number, step, settings, approved, reply.review)
             if isinstance(attempt, str):
@@ -169,16 +200,17 @@ def agent_loop(
 
             error = attempt.error
             assert error is not None
+            failed_code.add(code_key(code))
             missing = policy.missing_module(error)
             if settings.install_missing and missing and missing.package not in installed:
                 installed.add(missing.package)
                 if (yield from install(missing, number, settings)):
                     rerun = True
                     continue  # the same code again, without asking the model
-            early = previous is not None and previous.signature == error.signature
-            if fixes >= settings.retries or early:
-                return outcome("failed", early=early)
+            if fixes >= settings.retries:
+                return outcome("failed")
             fixes += 1
+            same_error = previous is not None and previous.signature == error.signature
             previous = error
             left = settings.retries - fixes + 1
             yield Notice(
@@ -188,7 +220,7 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            messages.append(Message("user", fix_request(code, attempt.results, settings, attempt.notes)))
+            messages.append(Message("user", fix_request(code, attempt.results, settings, attempt.notes, same_error)))
             if why := over_budget():
                 return outcome("over-budget", reason=why)
             reply = yield CallModel(tuple(messages), "fix")

@@ -8,7 +8,11 @@ exist (see the notebook context).
 Rules:
 - Put code to run in fenced ```python blocks. Every python block is run, in order, \
 each as its own notebook cell. Keep each block small and focused.
-- Use the user's existing variables; do not reload data that is already loaded.
+- Use the variables the context lists; they exist. Any other name, even one in a cell \
+shown, may not: create what you need. Do not reload data that is already loaded.
+- Use the exact file names and column names the context shows; never guess a name.
+- Do every step the request asks for, in its order, and give the result in the form \
+it asks for (a number, a dict, a list, a figure).
 - Show results: end a block with an expression, print, or display a figure.
 - Do not explain how to run the code; it is run for you. Keep prose short.
 - If the request needs no code, answer in prose without a python block."""
@@ -18,26 +22,37 @@ REQUEST = """\
 ## Request
 {request}"""
 
+# The failed code itself is not repeated: it is the reply just above, and a small model shown
+# its code again tends to send it back unchanged.  The error leads, and the last line asks for
+# a change.
 FIX = """\
 {failed}
-
-Code:
-```python
-{code}
-```
-
-Output printed before the error:
-```
 {output}
-```
-
 Traceback (library frames folded):
 ```
 {traceback}
 ```
 {notes}
-Write a corrected, complete version of all the code for this step (every \
-block again, not only the changed lines), in ```python blocks."""
+Fix the cause of the error{same}: change the code, do not send it back as it was. Reply with \
+the corrected, complete code for this step (every block again, not only the changed \
+lines), in ```python blocks."""
+
+FIX_OUTPUT = """
+Output printed before the error:
+```
+{output}
+```
+"""
+
+# The previous attempt raised the same error: the fix request says that change did not help.
+SAME_ERROR = "; the previous change did not fix it, so try another way"
+
+# A fix that sent back code which had already failed is not run (it would fail the same way):
+# the model is asked once more, plainly.
+REPEATED = """\
+That is the code that already failed with {error}; running it again would fail the same way. \
+Change the code so that it does not raise this error, and reply with the corrected, complete \
+code in ```python blocks."""
 
 # Parts of the fix request that appear only when the kernel had something to say.
 FIX_HINTS = """

@@ -151,7 +151,7 @@ class RunView:
             error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)
             section.failed = error.one_line() if error is not None else notice.text
             return
-        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code") and section:
+        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "repeated") and section:
             section.notes.append(notice.text)
             return
         self.notes.append(notice.text)

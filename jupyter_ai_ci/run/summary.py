@@ -58,7 +58,7 @@ class Summary:
         if self.status == "not-run":
             return "not run (--no-run)"
         if self.status == "failed":
-            why = " (the same error came back twice, so it stopped early)" if self.early_stop else ""
+            why = " (the model sent back the code that had failed, so it stopped early)" if self.early_stop else ""
             last = self.error or "the model answered the traceback without code"
             return f"gave up after {tries}{why}; last error: {last}"
         if self.status == "refused":

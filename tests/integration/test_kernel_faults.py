@@ -137,13 +137,15 @@ def test_reply_without_code(kernel: KernelSession, server: ScriptedOpenAIServer)
     assert run.status == "ok" and "answered without code" in run.shown and not run.payloads
 
 
-def test_the_same_error_again_stops_early(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
+def test_failed_code_sent_back_stops_early(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
     bad = "```python\nresult = data[10]\n```"
     server.script(bad, bad, bad, bad)
     run = kernel.run("%%ask --retries 3\nlast item")
     one_line(run, "RetriesExhausted")
-    assert "stopped early" in run.evalue and "IndexError" in run.evalue
-    assert len(server.requests) == 2
+    assert "sent back the code that had failed, so it stopped early" in run.evalue and "IndexError" in run.evalue
+    # The first request, the fix (the same code: not run), the plain ask once more (the same again).
+    assert len(server.requests) == 3
+    assert "That is the code that already failed with IndexError" in server.requests[2]["messages"][-1]["content"]
     assert kernel.value("result") == "'before'"
 
 

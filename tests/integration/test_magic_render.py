@@ -137,7 +137,7 @@ def test_a_failed_attempt_shows_its_traceback_and_what_went_back(
     sections = html.split("<details>")
     failed = next(i for i, s in enumerate(sections) if s.startswith("<summary>✗ attempt 1"))
     assert "traceback · KeyError" in sections[failed + 1] and "Traceback" in sections[failed + 1]
-    assert "sent back to the model" in html and "Output printed before the error" in html
+    assert "sent back to the model" in html and "Traceback (library frames folded)" in html
     assert "aici-ask-answer" not in html  # a request to do something: the cell is the answer
 
 

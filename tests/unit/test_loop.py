@@ -53,15 +53,25 @@ def test_success_first_try_runs_every_python_block_in_order() -> None:
     assert len(outcome.attempts) == 1 and outcome.requests == 1
 
 
-def test_fix_request_carries_code_output_and_traceback() -> None:
+def test_fix_request_leads_with_the_error_and_carries_output_and_traceback() -> None:
     outcome, model, ex = run([block("x = 1/0  # BAD"), block("x = 1")], fails_on("BAD"))
     assert outcome.status == "success"
     assert len(outcome.attempts) == 2
-    fix = model.requests[1][-1].content
-    assert "x = 1/0  # BAD" in fix
-    assert "partial output" in fix
-    assert "ZeroDivisionError: boom BAD" in fix
+    sent = model.requests[1]
+    fix = sent[-1].content
+    assert fix.startswith("The code you wrote raised ZeroDivisionError: boom BAD (line 1).")
+    assert "partial output" in fix and "Traceback (most recent call last):" in fix
+    # The code is the reply just above it, not written out again (a small model copies it back).
+    assert "x = 1/0  # BAD" in sent[-2].content and "x = 1/0  # BAD" not in fix
+    assert "do not send it back as it was" in fix and "another way" not in fix
     assert [c.code for c in outcome.cells] == ["x = 1"]
+
+
+def test_no_output_section_when_nothing_was_printed() -> None:
+    quiet = lambda code: ExecutionResult(error=ErrorInfo("KeyError", "'a'", "KeyError: 'a'", 1)) \
+        if "BAD" in code else ExecutionResult()  # noqa: E731
+    _, model, _ = run([block("BAD"), block("ok")], quiet)
+    assert "Output printed" not in model.requests[1][-1].content
 
 
 def test_retries_bound_total_attempts() -> None:
@@ -79,12 +89,32 @@ def test_zero_retries_means_one_attempt() -> None:
     assert outcome.status == "failed" and len(outcome.attempts) == 1 and len(model.requests) == 1
 
 
-def test_same_error_twice_stops_early() -> None:
-    outcome, model, _ = run([block("BAD"), block("BAD"), block("ok")], fails_on("BAD"), retries=5)
-    assert outcome.status == "failed"
-    assert outcome.early_stop
-    assert len(outcome.attempts) == 2
+def test_failed_code_sent_back_is_not_run_and_the_model_is_asked_once_more() -> None:
+    # The same code, reformatted and with a comment: the same syntax tree, so the same code.
+    again = block("# fixed\nBAD  =  1/0")
+    outcome, model, ex = run([block("BAD = 1/0"), again, block("ok = 1")], fails_on("BAD"), retries=1)
+    assert outcome.status == "success" and len(outcome.attempts) == 2
+    assert ex.ran == ["BAD = 1/0", "ok = 1"]  # the copy never ran
+    assert len(model.requests) == 3
+    assert model.requests[2][-1].content.startswith(
+        "That is the code that already failed with ZeroDivisionError: boom BAD (line 1)")
+    assert not outcome.early_stop
+
+
+def test_failed_code_sent_back_twice_stops_early() -> None:
+    outcome, model, ex = run([block("BAD"), block("BAD"), block("BAD"), block("ok")], fails_on("BAD"), retries=5)
+    assert outcome.status == "failed" and outcome.early_stop
+    assert len(outcome.attempts) == 1 and ex.ran == ["BAD"] and len(model.requests) == 3
     assert outcome.last_error is not None and outcome.last_error.ename == "ZeroDivisionError"
+
+
+def test_the_same_error_from_new_code_is_retried_and_said_to_be_the_same() -> None:
+    rule = fails_on("BAD")
+    outcome, model, ex = run([block("BAD = 1"), block("BAD = 2"), block("ok")], rule, retries=2)
+    assert outcome.status == "success" and len(outcome.attempts) == 3 and not outcome.early_stop
+    # Both failures raise "boom BAD" on line 1: the second fix request says the change did not help.
+    assert "another way" not in model.requests[1][-1].content
+    assert "the previous change did not fix it, so try another way" in model.requests[2][-1].content
 
 
 def test_reply_without_code_is_an_answer() -> None:

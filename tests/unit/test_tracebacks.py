@@ -45,6 +45,6 @@ def test_the_fix_request_carries_folded_traceback_hints_and_variables() -> None:
     assert "Traceback (library frames folded)" in fix and "site-packages" not in fix
     assert "Hints:\n- 'department' is not a column of e. Did you mean 'dept'?" in fix
     assert "e: pandas.DataFrame 2 rows × 2 columns [emp_id:int64, dept:str]" in fix
-    assert fix.index("Hints:") < fix.index("Variables the failed code used") < fix.index("Write a corrected")
+    assert fix.index("Hints:") < fix.index("Variables the failed code used") < fix.index("Fix the cause of the error")
     bare = fix_request(["x"], [ExecutionResult(error=error)], LoopSettings())
     assert "Hints" not in bare and "Variables the failed code" not in bare
