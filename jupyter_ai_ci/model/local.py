@@ -7,8 +7,9 @@ port; later requests reuse it; it stops after ``idle_timeout`` seconds without a
 request (the next request starts it again) and with the process that started it
 (the kernel, the Jupyter server), also when that process is killed; its log file
 goes with it.
-``JUPYTER_AI_CI_MODEL=local:PATH`` runs any GGUF model the same way, and
-``local:qwen2.5-coder-0.5b`` the lighter model of ``[local-small]``.  Nothing
+``JUPYTER_AI_CI_MODEL=local:PATH`` runs any GGUF model the same way,
+``local:qwen2.5-coder-0.5b`` the lighter model of ``[local-small]``, and
+``local:hf:OWNER/REPO/FILE.gguf`` a file from the Hugging Face Hub's cache (``hub.py``).  Nothing
 here is imported at ``%load_ext``.
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.model import weights
+from jupyter_ai_ci.model import hub, weights
 from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
@@ -70,9 +71,12 @@ def bundled_model() -> Path | None:
 
 
 def materialize(path: Path, say: Callable[[str], None] = lambda text: None) -> Path:
-    """``path`` ready to load: a packaged model is assembled and verified on first use."""
+    """``path`` ready to load: a packaged model is assembled and verified on first use, a Hub
+    model fetched into the Hub's cache (or found there) and linked."""
     model = split_model(path)
-    return weights.ready(model, say) if model is not None else path
+    if model is not None:
+        return weights.ready(model, say)
+    return hub.fetch(path, say) if hub.is_address(path) else path
 
 
 def model_title(path: Path) -> str:
@@ -287,7 +291,9 @@ def target(endpoint: Endpoint, fallback: bool = True) -> Path | None:
     if endpoint.model.startswith(LOCAL_PREFIX):
         spec = endpoint.model[len(LOCAL_PREFIX):]
         model = weights.by_name(spec)
-        return weights.cache_dir() / model.file_name if model is not None else Path(spec).expanduser()
+        if model is not None:
+            return weights.cache_dir() / model.file_name
+        return hub.address(spec) if spec.startswith(hub.PREFIX) else Path(spec).expanduser()
     if fallback and not endpoint.base_url and not endpoint.api_key and llama_server_installed() \
             and not os.environ.get(KEY_KEPT_ENV):  # a key exists, kept from this kernel: say so instead
         return bundled_model()
