@@ -29,7 +29,7 @@ def sent_context(server: ScriptedOpenAIServer) -> str:
 
 
 def error_section(text: str) -> str:
-    return "### The last error" + text.split("### The last error")[1].split("\n### ")[0]
+    return "### The last error" + text.split("### The last error")[1].split("\n### ")[0].split("\n## Request")[0]
 
 
 def test_fix_the_cell_above_gets_the_traceback_and_the_failing_line(
