@@ -21,37 +21,21 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from jupyter_ai_ci.context.describe import _table
 from jupyter_ai_ci.context.environment import human_size, scan
-from jupyter_ai_ci.context.privacy import MASK, SECRET_VALUE, is_secret_name
+from jupyter_ai_ci.context.filetable import DATES, Table, render
 
 PEEK_BYTES = 64 * 1024  # read from the start of a text table, at most
 PEEK_ROWS = 200  # rows the dtypes are inferred from
 SAMPLE_ROWS = 2
 MAX_COLUMNS = 30
-MAX_NAME = 40  # characters of a column name
-MAX_VALUE = 24  # characters of a sample value
 BIG_FOR_SAMPLES = 64 << 20  # Parquet/Excel files above this get their schema only
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".xlsx", ".xlsm")
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|nan)", re.IGNORECASE)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}")
 _MISSING = frozenset({"", "na", "nan", "n/a", "null", "none", "-", "#n/a"})
-
-
-@dataclass(frozen=True)
-class Table:
-    """What a peek found: column names, a dtype each, sample rows, the row count."""
-
-    columns: tuple[str, ...]
-    dtypes: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    row_count: int | None  # None: not known without reading the whole file
-    approximate: bool = False
-    notes: tuple[str, ...] = ()  # "encoding latin-1", "sep ';'", "sheets: …"
 
 
 def _decode(head: bytes) -> tuple[str, str]:
@@ -80,7 +64,7 @@ def _dtype(values: Iterable[str]) -> str:
     elif all(v.lower() in ("true", "false") for v in present):
         kind = "str" if missing else "bool"
     elif all(_DATE.fullmatch(v) for v in present):
-        kind = "str (dates as text)"
+        kind = DATES
     else:
         kind = "str"  # pandas 2 says object, pandas 3 str: the values are text either way
     return kind + (", has missing" if missing else "")
@@ -121,6 +105,7 @@ def peek_text_table(stream: BinaryIO, size: int, suffix: str) -> Table | None:
     notes = [f"encoding {encoding!r}"] if encoding else []
     if sep not in (",", "\t") or (sep == "\t" and suffix == ".csv"):
         notes.append(f"sep={sep!r}")
+    options = tuple((k, repr(v)) for k, v in (("sep", sep), ("encoding", encoding)) if v and v != ",")
     if len(header) > width:
         notes.append(f"{len(header) - width} more columns not shown")
     rows = tuple(tuple(r[:width]) for r in body[:SAMPLE_ROWS])
@@ -129,7 +114,7 @@ def peek_text_table(stream: BinaryIO, size: int, suffix: str) -> Table | None:
     else:  # estimated from the bytes per line of the peek
         per_line = len(head) / max(len(lines), 1)
         count, approximate = int(size / per_line) - 1, True
-    return Table(tuple(header[:width]), dtypes, rows, count, approximate, tuple(notes))
+    return Table(tuple(header[:width]), dtypes, rows, count, approximate, tuple(notes), options)
 
 
 def _json_type(values: Iterable[Any]) -> str:
@@ -167,7 +152,7 @@ def peek_json(stream: BinaryIO, size: int, suffix: str) -> Table | None:
                 break
         table = _records(items)
         return table and Table(table.columns, table.dtypes, table.rows, len(items) if complete else None,
-                               notes=("JSON lines: pd.read_json(path, lines=True)",))
+                               notes=("JSON lines",), options=(("lines", "True"),))
     body = text.lstrip()
     if body.startswith("{"):
         try:
@@ -259,40 +244,6 @@ def peek(path: str, size: int) -> Table | None:
     except Exception:  # noqa: BLE001 -- a malformed or unreadable file is described by name only
         return None
     return None
-
-
-def _value(column: str, value: Any) -> str:
-    if is_secret_name(column):
-        return MASK
-    text = SECRET_VALUE.sub(MASK, str(value))
-    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
-
-
-def _name(column: str) -> str:
-    return column if len(column) <= MAX_NAME else column[: MAX_NAME - 1] + "…"
-
-
-def render(name: str, size_text: str, table: Table | None) -> tuple[str, str]:
-    """A file's full description (columns with dtypes, sample rows) and its one-line form."""
-    if table is None or not table.columns:
-        line = f"{name} ({size_text})" + (f" — {table.notes[0]}" if table and table.notes else "")
-        return line, line
-    rows = ""
-    if table.row_count is not None:
-        rows = f", {'~' if table.approximate else ''}{table.row_count} rows"
-    head = f"{name} ({size_text}{rows})"
-    names = [_name(c) for c in table.columns]
-    short = f"{head}: columns {', '.join(names)}"
-    typed = ", ".join(f"{c}: {d}" for c, d in zip(names, table.dtypes, strict=False)) if table.dtypes else \
-        ", ".join(names)
-    full = f"{head}\n  columns: {typed}"
-    if table.notes:
-        full += "\n  note: " + "; ".join(table.notes)
-    if table.rows:
-        sample = _table(names, ((i, *(_value(c, v) for c, v in zip(table.columns, r, strict=False)))
-                                for i, r in enumerate(table.rows)))
-        full += "\n  first rows:\n" + "\n".join("    " + line for line in sample.splitlines())
-    return full, short
 
 
 _CACHE: dict[tuple[str, int, int], tuple[str, str]] = {}

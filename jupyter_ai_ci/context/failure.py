@@ -38,6 +38,7 @@ _DOUBLE = re.compile(r'"((?:[^"\\]|\\.){1,80})"')
 _DTYPE_ARG = re.compile(r"dtype='[^']*'")
 _ATTRIBUTE = re.compile(r"'([\w.]+)' object has no attribute '(\w+)'|module '([\w.]+)' has no attribute '(\w+)'")
 _NAME = re.compile(r"name '(\w+)' is not defined")
+_DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}")
 _IMPORTS = {"pd": "import pandas as pd", "np": "import numpy as np", "plt": "import matplotlib.pyplot as plt",
             "sns": "import seaborn as sns", "stats": "from scipy import stats", "math": "import math",
             "datetime": "import datetime", "os": "import os", "re": "import re", "json": "import json"}
@@ -203,6 +204,33 @@ def _file_hints(evalue: str, cwd: str) -> list[str]:
             + (f" Did you mean {_mean(options)}?" if options else "") + f" Data files there: {listing}"]
 
 
+def _text_dates(obj: Any) -> list[str]:
+    """Columns of a DataFrame that hold dates as text (``'2024-01-05'``), from their first values."""
+    found = []
+    for column in list(getattr(obj, "columns", ()))[:MAX_LISTED]:
+        values = obj[column]
+        if str(values.dtype) not in ("object", "str", "string"):
+            continue
+        first = values.dropna().head(3).tolist()
+        if first and all(isinstance(v, str) and _DATE_TEXT.fullmatch(v.strip()) for v in first):
+            found.append(str(column))
+    return found
+
+
+def _date_hints(ns: Mapping[str, Any], frames: Sequence[str], evalue: str) -> list[str]:
+    """``.dt`` on text, or text minus text: the dates were never parsed."""
+    if not ("datetimelike" in evalue or ".dt" in evalue or ("unsupported operand" in evalue and "'str'" in evalue)):
+        return []
+    for name in frames:
+        columns = _text_dates(ns[name])
+        if columns:
+            listed = ", ".join(repr(c) for c in columns)
+            return [f"{name}'s column(s) {listed} hold dates as text, not datetimes: convert first, "
+                    f"{name}[{columns[0]!r}] = pd.to_datetime({name}[{columns[0]!r}]) "
+                    f"(or read the file with parse_dates=[{listed}])."]
+    return []
+
+
 def inspect_failure(ns: Mapping[str, Any], code: Sequence[str], ename: str, evalue: str,
                     cwd: str | None = None) -> FailureNotes:
     """The variables the failed code used or set, described, and hints for names it got wrong."""
@@ -220,6 +248,7 @@ def inspect_failure(ns: Mapping[str, Any], code: Sequence[str], ename: str, eval
             hints = _name_hints(ns, names, evalue)
         elif ename in ("FileNotFoundError",):
             hints = _file_hints(evalue, cwd or os.getcwd())
+        hints = hints or _date_hints(ns, frames, evalue)
         secrets = secret_values(ns)
         return FailureNotes(tuple(mask_secrets(v, secrets) for v in _variables(ns, names, changed)),
                             tuple(mask_secrets(h, secrets) for h in hints))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 from jupyter_ai_ci.context import datafiles
 from jupyter_ai_ci.context.build import fit_context
 from jupyter_ai_ci.context.datafiles import PEEK_BYTES, file_notes, peek, peek_text_table, render
+from jupyter_ai_ci.context.filetable import read_call
 
 
 class CountingStream(io.BytesIO):
@@ -48,7 +50,8 @@ def test_a_csv_is_its_columns_dtypes_and_two_rows(tmp_path: Path) -> None:
     assert len(table.rows) == 2 and table.rows[0][1] == "Sales"
     assert table.row_count == 5 and not table.approximate
     full, short = render("employees.csv", "1 KB", table)
-    assert "columns: emp_id: int64, dept: str, salary: float64, hire_date: str (dates as text)" in full
+    assert "columns: emp_id: int64, dept: str, salary: float64, hire_date: str (dates as text)\n" \
+        "  read: pd.read_csv('employees.csv', parse_dates=['hire_date'])" in full
     assert "Sales" in full and "Support" in full and "Research" not in full  # two rows, not three
     assert short == "employees.csv (1 KB, 5 rows): columns emp_id, dept, salary, hire_date"
 
@@ -78,6 +81,37 @@ def test_missing_values_and_odd_separators_and_encodings(tmp_path: Path) -> None
     assert table is not None and table.columns == ("a", "b") and "encoding 'utf-16'" in table.notes
 
 
+def read_as_told(directory: Path, name: str) -> pd.DataFrame:
+    """Run the read call the description gives, in the file's folder, as generated code would."""
+    table = peek(str(directory / name), (directory / name).stat().st_size)
+    assert table is not None
+    call = read_call(name, table)
+    assert render(name, "1 KB", table)[0].splitlines()[2] == f"  read: {call}"
+    before = os.getcwd()
+    os.chdir(directory)
+    try:
+        frame = eval(call, {"pd": pd})  # noqa: S307 -- our own call, on our own test files
+    finally:
+        os.chdir(before)
+    assert isinstance(frame, pd.DataFrame)
+    return frame
+
+
+def test_the_read_call_reads_the_file_as_described(tmp_path: Path) -> None:
+    (tmp_path / "eu.csv").write_bytes("name;città;when\nAda;Zürich;2024-01-05\nBob;Köln;2024-02-01\n"
+                                      .encode("latin-1"))
+    frame = read_as_told(tmp_path, "eu.csv")
+    assert list(frame.columns) == ["name", "città", "when"] and frame["città"][0] == "Zürich"
+    assert str(frame["when"].dtype).startswith("datetime64")  # dates as text are parsed: .dt works
+    assert frame["when"].dt.month.tolist() == [1, 2]
+    (tmp_path / "t.csv").write_text("a\tb\n1\tx\n")  # tabs in a .csv
+    assert list(read_as_told(tmp_path, "t.csv").columns) == ["a", "b"]
+    (tmp_path / "e.jsonl").write_text('{"id": 1, "city": "Oslo"}\n{"id": 2, "city": "Rome"}\n')
+    assert read_as_told(tmp_path, "e.jsonl")["city"].tolist() == ["Oslo", "Rome"]
+    (tmp_path / "plain.csv").write_text("x,y\n1,2\n")
+    assert read_call("plain.csv", peek(str(tmp_path / "plain.csv"), 8)) == "pd.read_csv('plain.csv')"  # type: ignore[arg-type]
+
+
 def test_json_records_lines_and_a_cut_array(tmp_path: Path) -> None:
     records = [{"id": i, "city": "Oslo", "temp": 1.5 * i} for i in range(20_000)]
     array = tmp_path / "readings.json"
@@ -89,7 +123,7 @@ def test_json_records_lines_and_a_cut_array(tmp_path: Path) -> None:
     lines = tmp_path / "events.jsonl"
     lines.write_text("\n".join(json.dumps(r) for r in records[:3]))
     table = peek(str(lines), lines.stat().st_size)
-    assert table is not None and table.row_count == 3 and "lines=True" in table.notes[0]
+    assert table is not None and table.row_count == 3 and table.options == (("lines", "True"),)
 
 
 def test_binary_prose_and_broken_files_are_a_name_and_size(tmp_path: Path) -> None:

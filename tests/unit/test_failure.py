@@ -112,3 +112,26 @@ def test_across_the_kernel_boundary_the_notes_travel_as_json() -> None:
     assert from_reply(reply) == FailureNotes(("a: int = 1",), ("h",))
     assert from_reply({"status": "error", "ename": "ModuleNotFoundError"}) == FailureNotes()
     assert from_reply({"status": "ok", "data": {"text/plain": "'not json'"}}) == FailureNotes()
+
+
+@pytest.mark.parametrize("use", ["e['hire_date'].dt.year", "e['hire_date'].max() - e['hire_date'].min()"])
+def test_dates_left_as_text_are_named_with_the_conversion(staff_csv: Path, use: str) -> None:
+    # Real pandas errors: .dt on text (AttributeError), and text minus text (TypeError).
+    code = f"import pandas as pd\ne = pd.read_csv('employees.csv')\nspan = {use}"
+    ns: dict[str, Any] = {}
+    ename, evalue = failing(code, ns)
+    [hint] = inspect_failure(ns, [code], ename, evalue).hints
+    assert hint == ("e's column(s) 'hire_date' hold dates as text, not datetimes: convert first, "
+                    "e['hire_date'] = pd.to_datetime(e['hire_date']) "
+                    "(or read the file with parse_dates=['hire_date']).")
+    # The converted frame is fine, and another error on it gets no date hint.
+    fixed = code.replace("pd.read_csv('employees.csv')", "pd.read_csv('employees.csv', parse_dates=['hire_date'])")
+    exec(compile(fixed, "<cell>", "exec"), {})
+    other = "import pandas as pd\ne = pd.read_csv('employees.csv')\nx = e['salary'].no_such_thing"
+    ename, evalue = failing(other, ns)
+    assert ename == "AttributeError" and e_has_text_dates(ns)
+    assert not any("dates as text" in h for h in inspect_failure(ns, [other], ename, evalue).hints)
+
+
+def e_has_text_dates(ns: dict[str, Any]) -> bool:
+    return bool(ns["e"]["hire_date"].map(type).eq(str).all())
