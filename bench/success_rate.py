@@ -4,6 +4,7 @@
     python bench/success_rate.py --model gpt-4o-mini   # a real endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
     python bench/success_rate.py --model local          # the [local] extra's model, offline
     python bench/success_rate.py --model local:qwen2.5-coder-0.5b   # or local:PATH.gguf
+    python bench/success_rate.py --model local --suite heldout       # questions never tuned on
 
 Writes success.json, success.png and prints a table (a progress bar on stderr
 while it runs).  See docs/headless.md.
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.success.data import generate  # noqa: E402
+from bench.success.heldout import HELDOUT  # noqa: E402
 from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
 from bench.success.report import chart, summarize, table, write_json  # noqa: E402
 from bench.success.schedules import schedule_names  # noqa: E402
@@ -58,6 +60,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
     mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
                       "'local' or 'local:NAME|PATH' for the managed local model")
+    p.add_argument("--suite", choices=("main", "heldout"), default="main",
+                   help="the task suite, or the held-out tasks prompts were never tuned on")
     p.add_argument("--tasks", default="", help="comma-separated task ids or categories (default: all)")
     p.add_argument("--schedules", default="", help="scripted: comma-separated (default: all)")
     p.add_argument("--retries", type=int, default=5, help="fix attempts after a failure (default 5)")
@@ -73,11 +77,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def select(spec: str) -> list[Task]:
+def select(spec: str, suite: list[Task] = TASKS) -> list[Task]:
     if not spec:
-        return list(TASKS)
+        return list(suite)
     wanted = {s.strip() for s in spec.split(",") if s.strip()}
-    chosen = [t for t in TASKS if t.id in wanted or t.category in wanted]
+    chosen = [t for t in suite if t.id in wanted or t.category in wanted]
     unknown = wanted - {t.id for t in chosen} - {t.category for t in chosen}
     if unknown:
         raise SystemExit(f"unknown task or category: {', '.join(sorted(unknown))}")
@@ -103,7 +107,7 @@ def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelCl
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    tasks = select(args.tasks)
+    tasks = select(args.tasks, HELDOUT if args.suite == "heldout" else TASKS)
     mode = "scripted" if args.scripted else args.model
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or Path(__file__).parent / "results" / f"success-{mode.replace('/', '_')}-{stamp}"
@@ -130,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - started
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
-    meta = {"mode": mode, "endpoint": endpoint.host if endpoint else "scripted (local)", "tasks": len(tasks),
+    meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
+            "tasks": len(tasks),
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(out / "success.json", meta, as_records(runs), summary)
