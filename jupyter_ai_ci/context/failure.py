@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from jupyter_ai_ci.context.describe import _is_frame, describe
@@ -111,20 +111,47 @@ def _abbreviates(short: str, long: str) -> bool:
     return all(ch in rest for ch in short)
 
 
+_ALL_BYTES = bytes(range(256))
+
+
+def _close_matches(word: str, pool: Sequence[str], cutoff: float = 0.6) -> list[str]:
+    """``difflib.get_close_matches(word, pool, 3, cutoff)``, the same answer in a fraction of
+    the time (a NameError's pool is every builtin: difflib took ~1.5 ms a failed attempt).
+
+    The characters two strings match are at most those of the name that occur in ``word``
+    at all, so ``2 * that / (len(name) + len(word))`` bounds difflib's ``quick_ratio``, and so
+    its ratio, from above: a name under the cutoff on it is one difflib would reject.  They
+    are counted for all names at once: the names joined, every other byte deleted in C."""
+    joined = "\n".join(pool)
+    if not pool or not joined.isascii() or joined.count("\n") != len(pool) - 1:
+        return difflib.get_close_matches(word, pool, n=3, cutoff=cutoff)  # no shortcut: ask them all
+    keep = "".join(set(word)).encode("ascii", "ignore") + b"\n"  # a non-ASCII letter matches none
+    ours = joined.encode("ascii").translate(None, _ALL_BYTES.translate(None, keep)).split(b"\n")
+    n = len(word)
+    likely = [c for c, kept in zip(pool, ours, strict=True) if 2.0 * len(kept) / ((len(c) + n) or 1) >= cutoff]
+    return difflib.get_close_matches(word, likely, n=3, cutoff=cutoff)
+
+
 def _close(word: str, candidates: Iterable[str]) -> list[str]:
     """The closest real names, best kind of match only: another case, then difflib's close
-    matches, then names containing it (or contained), then abbreviations ('dept')."""
+    matches, then names containing it (or contained), then abbreviations ('dept').  Each kind
+    is looked for only when the ones before found nothing."""
     pool = [c for c in dict.fromkeys(candidates) if c != word]
     w = word.lower()
-    lower = {c.lower(): c for c in pool}
-    tiers = [
-        [c for c in pool if c.lower() == w],
-        difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
-        + [lower[m] for m in difflib.get_close_matches(w, list(lower), n=3, cutoff=0.6)],
-        [c for c in pool if len(w) >= 3 and len(c) >= 3 and (w in c.lower() or c.lower() in w)],
-        [c for c in pool if _abbreviates(c.lower(), w) or _abbreviates(w, c.lower())],
+    pairs = [(c, c.lower()) for c in pool]
+    lower = {lc: c for c, lc in pairs}
+    tiers: list[Callable[[], list[str]]] = [
+        lambda: [c for c, lc in pairs if lc == w],
+        lambda: _close_matches(word, pool) + [lower[m] for m in _close_matches(w, list(lower))],
+        lambda: [c for c, lc in pairs if len(c) >= 3 and (w in lc or lc in w)] if len(w) >= 3 else [],
+        # An abbreviation starts with the same letter: the others are not asked.
+        lambda: [c for c, lc in pairs if lc[:1] == w[:1] and (_abbreviates(lc, w) or _abbreviates(w, lc))],
     ]
-    return next((list(dict.fromkeys(t))[:3] for t in tiers if t), [])
+    for tier in tiers:
+        found = tier()
+        if found:
+            return list(dict.fromkeys(found))[:3]
+    return []
 
 
 def _mean(options: Sequence[str]) -> str:
