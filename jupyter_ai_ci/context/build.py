@@ -27,6 +27,7 @@ import re
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from jupyter_ai_ci.context.describe import _is_frame, describe
@@ -151,26 +152,56 @@ class _Taken:
     cost: int
 
 
+# The masked forms of items that are plain text (recent cells, earlier turns, data files,
+# the last error, the environment), kept across requests: most of them are the same from
+# one request to the next, and rendering and masking them was most of the build's time.
+# The key is everything a form depends on: the section, the item itself (frozen text, compared
+# by value) and the secrets masked, so a changed output, a new turn or a new secret misses.
+# Live variables are described anew every time: their value may change in place.
+_FORMS: dict[tuple[str, Any, tuple[str, ...]], list[str]] = {}
+_FORMS_MAX = 4000  # entries; then it starts again (a notebook's cells and turns fit many times)
+
+
+def _kept(key: tuple[str, Any, tuple[str, ...]], make: Callable[[], list[str]]) -> list[str]:
+    try:
+        forms = _FORMS.get(key)
+    except TypeError:  # an item that cannot be a key (not text after all): rendered every time
+        return make()
+    if forms is None:
+        if len(_FORMS) >= _FORMS_MAX:
+            _FORMS.clear()
+        forms = _FORMS[key] = make()
+    return forms
+
+
+def _cut_turn(turn: Sequence[Message], limit: int, secrets: Sequence[str]) -> list[str]:
+    return [masked_cut(m.content, limit, secrets) for m in turn]
+
+
 class _Section:
-    """One piece of the context: items rendered lazily, taken in order."""
+    """One piece of the context: items rendered lazily, taken in order.  ``text``: the
+    items are immutable text, so their rendered forms may be kept (``_FORMS``)."""
 
     def __init__(self, key: str, title: str, items: Sequence[Any],
-                 render: Callable[[Any], tuple[str, str | None]]) -> None:
-        self.key, self.title, self.items, self.render = key, title, items, render
+                 render: Callable[[Any], tuple[str, str | None]], text: bool = False) -> None:
+        self.key, self.title, self.items, self.render, self.text = key, title, items, render, text
         self.taken: list[_Taken] = []
         self.cost = 0
         self.next = 0
 
 
 class _Budget:
-    def __init__(self, total: int, known: Sequence[str]) -> None:
+    def __init__(self, total: int, known: tuple[str, ...]) -> None:
         self.total, self.used, self.known = total, 0, known
 
     def _cost(self, text: str) -> int:
         return count_tokens(text) + 1  # the newline joining it
 
     def _forms(self, section: _Section, item: Any) -> list[str]:
-        return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
+        if not section.text:
+            return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
+        return _kept((section.key, item, self.known), lambda: [
+            mask_secrets(text, self.known) for text in section.render(item) if text is not None])
 
     def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:
         """Take items in order while they fit the budget and ``limit``: each in
@@ -218,6 +249,7 @@ def fit_context(
     (``LastError.render()``); one without a title gets a plain one.
     ``files``: the data files' (full, one-line) descriptions (``datafiles.file_notes``),
     of ``files_total`` data files in all."""
+    secrets = tuple(secrets)  # part of the kept forms' key
     turns = [tuple(conversation[i:i + 2]) for i in range(0, len(conversation) - 1, 2)][::-1]
     previous = turns[0][1].content if turns else ""
     named = _named(request, variables, previous)
@@ -231,14 +263,15 @@ def fit_context(
     sections = [
         _Section("named", "### Variables the request is about", named,
                  lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
-        _Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms),
-        _Section("files", "### Data files in the working directory", list(files), lambda f: f),
+        _Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms, text=True),
+        _Section("files", "### Data files in the working directory", list(files), lambda f: f, text=True),
         _Section("variables", "### Other variables (most recently assigned first)",
                  [v for v in variables if v[0] not in named_names],
                  lambda v: (describe(v[0], _value(v[1], secrets)), None)),
-        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets)),
-        _Section("conversation", "", turns, turn_forms),
-        _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
+        _Section("cells", "### Recent cells (most recent first)", recent, lambda c: _cell_forms(c, secrets),
+                 text=True),
+        _Section("conversation", "", turns, turn_forms, text=True),
+        _Section("environment", "### Environment", list(environment), lambda line: (line, None), text=True),
     ]
     # A little is kept back for the "… N more not shown" notes, so the model
     # always knows when something was left out.
@@ -269,7 +302,9 @@ def fit_context(
     history: list[Message] = []
     for taken in reversed(kept.taken):
         limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
-        history += [Message(m.role, masked_cut(m.content, limit, secrets)) for m in taken.item]
+        turn: tuple[Message, ...] = taken.item
+        cut = _kept((f"history{limit}", turn, secrets), partial(_cut_turn, turn, limit, secrets))
+        history += [Message(m.role, text) for m, text in zip(turn, cut, strict=True)]
     return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 
