@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from jupyter_ai_ci.context.describe import _is_frame, describe
 from jupyter_ai_ci.context.privacy import mask_secrets, masked_cut
@@ -158,11 +158,12 @@ class _Taken:
 # The key is everything a form depends on: the section, the item itself (frozen text, compared
 # by value) and the secrets masked, so a changed output, a new turn or a new secret misses.
 # Live variables are described anew every time: their value may change in place.
-_FORMS: dict[tuple[str, Any, tuple[str, ...]], list[str]] = {}
+_FORMS: dict[tuple[str, Any, tuple[str, ...]], Any] = {}
+_Kept = TypeVar("_Kept")
 _FORMS_MAX = 4000  # entries; then it starts again (a notebook's cells and turns fit many times)
 
 
-def _kept(key: tuple[str, Any, tuple[str, ...]], make: Callable[[], list[str]]) -> list[str]:
+def _kept(key: tuple[str, Any, tuple[str, ...]], make: Callable[[], _Kept]) -> _Kept:
     try:
         forms = _FORMS.get(key)
     except TypeError:  # an item that cannot be a key (not text after all): rendered every time
@@ -174,8 +175,11 @@ def _kept(key: tuple[str, Any, tuple[str, ...]], make: Callable[[], list[str]]) 
     return forms
 
 
-def _cut_turn(turn: Sequence[Message], limit: int, secrets: Sequence[str]) -> list[str]:
-    return [masked_cut(m.content, limit, secrets) for m in turn]
+def _cut_turn(turn: Sequence[Message], limit: int, secrets: Sequence[str]) -> tuple[Message, ...]:
+    """A turn as sent in the history: each message cut to ``limit`` and masked (the same
+    message when that changes nothing)."""
+    cut = [(m, masked_cut(m.content, limit, secrets)) for m in turn]
+    return tuple(m if text == m.content else Message(m.role, text) for m, text in cut)
 
 
 class _Section:
@@ -303,8 +307,8 @@ def fit_context(
     for taken in reversed(kept.taken):
         limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
         turn: tuple[Message, ...] = taken.item
-        cut = _kept((f"history{limit}", turn, secrets), partial(_cut_turn, turn, limit, secrets))
-        history += [Message(m.role, text) for m, text in zip(turn, cut, strict=True)]
+        history += _kept(("history" if limit == TURN_CHARS else "history-short", turn, secrets),
+                         partial(_cut_turn, turn, limit, secrets))
     return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 

@@ -68,3 +68,14 @@ def test_the_close_name_shortcut_answers_as_difflib_does() -> None:
             word = "".join(rng.choice(letters) for _ in range(rng.randint(0, 12)))
         for cutoff in (0.6, 0.8):
             assert _close_matches(word, pool, cutoff) == difflib.get_close_matches(word, pool, 3, cutoff), (word, pool)
+
+
+def test_a_text_found_clean_is_still_masked_for_a_secret_known_later() -> None:
+    from jupyter_ai_ci.context.privacy import MASK, mask_secrets
+
+    phrase = "correct horse battery staple"
+    text = f"the password was {phrase} all along"
+    assert mask_secrets(text) == text and mask_secrets(text) == text  # the second from the kept verdict
+    assert mask_secrets(text, (phrase,)) == f"the password was {MASK} all along"
+    keyed = f"then {KEY} leaked"
+    assert KEY not in mask_secrets(keyed) and KEY not in mask_secrets(keyed)  # never kept as clean
