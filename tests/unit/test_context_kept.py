@@ -11,7 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_ai_ci.context import snapshot
 from jupyter_ai_ci.context.build import CellRecord, fit_context
-from jupyter_ai_ci.context.failure import _close_matches
+from jupyter_ai_ci.context.failure import _abbreviates, _close, _close_matches
 from jupyter_ai_ci.context.snapshot import Query
 from jupyter_ai_ci.events import Message
 
@@ -79,3 +79,29 @@ def test_a_text_found_clean_is_still_masked_for_a_secret_known_later() -> None:
     assert mask_secrets(text, (phrase,)) == f"the password was {MASK} all along"
     keyed = f"then {KEY} leaked"
     assert KEY not in mask_secrets(keyed) and KEY not in mask_secrets(keyed)  # never kept as clean
+
+
+def _reference_close(word: str, candidates: list[str]) -> list[str]:
+    """``failure._close`` as it was before its shortcuts and kept pools."""
+    pool = [c for c in dict.fromkeys(candidates) if c != word]
+    w = word.lower()
+    lower = {c.lower(): c for c in pool}
+    tiers = [
+        [c for c in pool if c.lower() == w],
+        difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
+        + [lower[m] for m in difflib.get_close_matches(w, list(lower), n=3, cutoff=0.6)],
+        [c for c in pool if len(w) >= 3 and len(c) >= 3 and (w in c.lower() or c.lower() in w)],
+        [c for c in pool if _abbreviates(c.lower(), w) or _abbreviates(w, c.lower())],
+    ]
+    return next((list(dict.fromkeys(t))[:3] for t in tiers if t), [])
+
+
+def test_close_names_are_the_same_with_kept_pools_as_before() -> None:
+    rng = random.Random(11)
+    names = [*dir(builtins), "département", "Dept", "dept", "DEPT", "line\nbreak", "revenue", "Revenue", "rev"]
+    pools = [rng.sample(names, rng.randint(0, 80)) for _ in range(12)]  # each asked many times
+    for _ in range(600):
+        pool = rng.choice(pools)
+        base = rng.choice(pool or ["x"])
+        word = rng.choice([base, base.upper(), base[:4], base[1:], base + "s", "", "zq", rng.choice(names)])
+        assert _close(word, pool) == _reference_close(word, pool), (word, pool)
