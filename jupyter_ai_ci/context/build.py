@@ -175,6 +175,23 @@ def _kept(key: tuple[str, Any, tuple[str, ...]], make: Callable[[], _Kept]) -> _
     return forms
 
 
+# Variables whose description depends on their name, exact type and value alone, and whose
+# value cannot change in place: kept like text.  Not float or complex (0.0 == -0.0, yet they
+# print differently); not a long string or a huge int (the key would keep it alive).
+# Containers, arrays and DataFrames change in place and are described every time.
+_PLAIN_TYPES = frozenset({int, bool, str, bytes, type(None)})
+
+
+def _value_key(item: tuple[str, Any]) -> tuple[str, type, Any] | None:
+    name, obj = item
+    kind = type(obj)
+    if kind not in _PLAIN_TYPES:
+        return None
+    if (kind is str or kind is bytes) and len(obj) > 1000 or kind is int and obj.bit_length() > 256:
+        return None
+    return (name, kind, obj)
+
+
 def _cut_turn(turn: Sequence[Message], limit: int, secrets: Sequence[str]) -> tuple[Message, ...]:
     """A turn as sent in the history: each message cut to ``limit`` and masked (the same
     message when that changes nothing)."""
@@ -202,9 +219,10 @@ class _Budget:
         return count_tokens(text) + 1  # the newline joining it
 
     def _forms(self, section: _Section, item: Any) -> list[str]:
-        if not section.text:
+        key = item if section.text else _value_key(item)
+        if key is None:
             return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
-        return _kept((section.key, item, self.known), lambda: [
+        return _kept((section.key, key, self.known), lambda: [
             mask_secrets(text, self.known) for text in section.render(item) if text is not None])
 
     def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:

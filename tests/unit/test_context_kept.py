@@ -105,3 +105,15 @@ def test_close_names_are_the_same_with_kept_pools_as_before() -> None:
         base = rng.choice(pool or ["x"])
         word = rng.choice([base, base.upper(), base[:4], base[1:], base + "s", "", "zq", rng.choice(names)])
         assert _close(word, pool) == _reference_close(word, pool), (word, pool)
+
+
+def test_a_rebound_plain_variable_is_described_anew() -> None:
+    def text(value: object, secrets: tuple[str, ...] = ()) -> str:
+        return fit_context("show n", [("n", value)], [], 3000, secrets=secrets).text
+
+    assert "n: int = 1" in text(1)
+    assert "n: bool = True" in text(True)  # 1 == True: the type is part of the key
+    assert "n: int = 2" in text(2) and "n: int = 1" in text(1)
+    phrase = "correct horse battery staple"
+    assert phrase in text(phrase) and phrase not in text(phrase, (phrase,)) and phrase in text(phrase)
+    assert "-0.0" in text(-0.0) and "-0.0" not in text(0.0)  # floats are never kept: 0.0 == -0.0
