@@ -35,10 +35,12 @@ from __future__ import annotations
 import fnmatch
 import re
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from jupyter_ai_ci.context.budget import Budget, Section, kept
 from jupyter_ai_ci.context.describe import _is_frame, describe
 from jupyter_ai_ci.context.privacy import mask_secrets, masked_cut
 from jupyter_ai_ci.events import CellRecord, Message
@@ -155,60 +157,11 @@ def _value(obj: Any, known: Sequence[str]) -> Any:
     return obj
 
 
-@dataclass
-class _Taken:
-    item: Any
-    text: str
-    form: int  # 0: full, 1: short
-    cost: int
-
-
-class _Section:
-    """One piece of the context: items rendered lazily, taken in order."""
-
-    def __init__(self, key: str, title: str, items: Sequence[Any],
-                 render: Callable[[Any], tuple[str, str | None]]) -> None:
-        self.key, self.title, self.items, self.render = key, title, items, render
-        self.taken: list[_Taken] = []
-        self.cost = 0
-        self.next = 0
-
-
-class _Budget:
-    def __init__(self, total: int, known: Sequence[str]) -> None:
-        self.total, self.used, self.known = total, 0, known
-
-    def _cost(self, text: str) -> int:
-        return count_tokens(text) + 1  # the newline joining it
-
-    def _forms(self, section: _Section, item: Any) -> list[str]:
-        return [mask_secrets(text, self.known) for text in section.render(item) if text is not None]
-
-    def fill(self, section: _Section, limit: float, upgrade: bool = False) -> None:
-        """Take items in order while they fit the budget and ``limit``: each in
-        full if it fits, else its one-line form.  With ``upgrade``, first turn
-        one-line forms taken earlier into full ones where the budget allows."""
-        for index, taken in enumerate(section.taken if upgrade else ()):
-            if taken.form:
-                full = self._forms(section, taken.item)[0]
-                extra = self._cost(full) - taken.cost
-                if self.used + extra <= self.total:
-                    section.taken[index] = _Taken(taken.item, full, 0, taken.cost + extra)
-                    section.cost += extra
-                    self.used += extra
-        while section.next < len(section.items):
-            item = section.items[section.next]
-            header = 0 if section.taken or not section.title else self._cost(section.title)
-            for form, text in enumerate(self._forms(section, item)):
-                cost = self._cost(text) + header
-                if self.used + cost <= self.total and section.cost + cost <= limit:
-                    section.taken.append(_Taken(item, text, form, cost - header))
-                    section.cost += cost
-                    self.used += cost
-                    section.next += 1
-                    break
-            else:
-                return
+def _cut_turn(turn: Sequence[Message], limit: int, secrets: Sequence[str]) -> tuple[Message, ...]:
+    """A turn as sent in the history: each message cut to ``limit`` and masked (the same
+    message when that changes nothing)."""
+    cut = [(m, masked_cut(m.content, limit, secrets)) for m in turn]
+    return tuple(m if text == m.content else Message(m.role, text) for m, text in cut)
 
 
 def fit_context(
@@ -230,6 +183,7 @@ def fit_context(
     (``LastError.render()``); one without a title gets a plain one.
     ``files``: the data files' (full, one-line) descriptions (``datafiles.file_notes``),
     of ``files_total`` data files in all."""
+    secrets = tuple(secrets)  # part of the kept forms' key
     turns = [tuple(conversation[i:i + 2]) for i in range(0, len(conversation) - 1, 2)][::-1]
     previous = turns[0][1].content if turns else ""
     named = _named(request, variables, previous)
@@ -241,21 +195,22 @@ def fit_context(
         return full, "\n\n".join(masked_cut(m.content, TURN_CHARS // 8, secrets) for m in turn)
 
     sections = [
-        _Section("named", "### Variables the request is about", named,
+        Section("named", "### Variables the request is about", named,
                  lambda v: (describe(v[0], _value(v[1], secrets), full=True), describe(v[0], _value(v[1], secrets)))),
-        _Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms),
-        _Section("files", "### Data files in the working directory", list(files), lambda f: f),
-        _Section("variables", "### Other variables (most recently assigned first)",
+        Section("last_error", "", [last_error.strip()] if last_error.strip() else [], _error_forms, text=True),
+        Section("files", "### Data files in the working directory", list(files), lambda f: f, text=True),
+        Section("variables", "### Other variables (most recently assigned first)",
                  [v for v in variables if v[0] not in named_names],
                  lambda v: (describe(v[0], _value(v[1], secrets)), None)),
-        _Section("cells", "### Recent cells (in the order they ran)", recent, lambda c: _cell_forms(c, secrets)),
-        _Section("conversation", "", turns, turn_forms),
-        _Section("environment", "### Environment", list(environment), lambda line: (line, None)),
+        Section("cells", "### Recent cells (in the order they ran)", recent, lambda c: _cell_forms(c, secrets),
+                 text=True),
+        Section("conversation", "", turns, turn_forms, text=True),
+        Section("environment", "### Environment", list(environment), lambda line: (line, None), text=True),
     ]
     # A little is kept back for the "… N more not shown" notes, so the model
     # always knows when something was left out.
     reserve = min(30, budget_tokens // 20)
-    budget = _Budget(budget_tokens - reserve, secrets)
+    budget = Budget(budget_tokens - reserve, secrets)
     budget.used = count_tokens(_HEADER)
     for section in sections:
         budget.fill(section, SHARES[section.key] * budget_tokens)
@@ -284,11 +239,13 @@ def fit_context(
         lines += [section.title] if section.title else []
         lines += ([note] if note and key == "cells" else []) + texts + ([note] if note and key != "cells" else [])
     text = (_HEADER + "\n".join(lines)) if lines else ""
-    kept = next(section for section in sections if section.key == "conversation")
+    turns_taken = next(section for section in sections if section.key == "conversation").taken
     history: list[Message] = []
-    for taken in reversed(kept.taken):
+    for taken in reversed(turns_taken):
         limit = TURN_CHARS if taken.form == 0 else TURN_CHARS // 8
-        history += [Message(m.role, masked_cut(m.content, limit, secrets)) for m in taken.item]
+        turn: tuple[Message, ...] = taken.item
+        history += kept(("history" if limit == TURN_CHARS else "history-short", turn, secrets),
+                         partial(_cut_turn, turn, limit, secrets))
     return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
 
 

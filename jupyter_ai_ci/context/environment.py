@@ -8,6 +8,7 @@ the data files in the working directory, which ``datafiles`` describes.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import sys
@@ -78,10 +79,15 @@ def data_files(directory: str) -> tuple[list[str], int]:
     return [f"{name} ({human_size(size)})" for name, size, _ in matched[:MAX_FILES]], total
 
 
+@functools.cache
+def _python_line() -> str:  # fixed for the life of the process; platform parses sys.version each time
+    return f"Python {platform.python_version()} on {sys.platform}"
+
+
 def environment_lines() -> list[str]:
     """The environment piece of the context, most useful line first.  The data files in the
     working directory are a piece of their own (``datafiles.file_notes``)."""
-    lines = [f"Python {platform.python_version()} on {sys.platform}"]
+    lines = [_python_line()]
     libraries = library_versions()
     if libraries:
         lines.append("Imported: " + ", ".join(libraries))

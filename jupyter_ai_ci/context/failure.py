@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import difflib
 import json
 import os
 import re
 import sys
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jupyter_ai_ci.context.closenames import close, mean
 from jupyter_ai_ci.context.describe import _is_frame, describe
 from jupyter_ai_ci.context.environment import scan
 from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
@@ -104,34 +104,6 @@ def _quoted(text: str) -> list[str]:
     return list(dict.fromkeys(_SINGLE.findall(text) or _DOUBLE.findall(text)))
 
 
-def _abbreviates(short: str, long: str) -> bool:
-    """'dept' for 'department': same first letter, the short one's letters in order in the long one."""
-    if len(short) < 3 or len(short) >= len(long) or len(short) < 0.4 * len(long) or short[0] != long[0]:
-        return False
-    rest = iter(long)
-    return all(ch in rest for ch in short)
-
-
-def _close(word: str, candidates: Iterable[str]) -> list[str]:
-    """The closest real names, best kind of match only: another case, then difflib's close
-    matches, then names containing it (or contained), then abbreviations ('dept')."""
-    pool = [c for c in dict.fromkeys(candidates) if c != word]
-    w = word.lower()
-    lower = {c.lower(): c for c in pool}
-    tiers = [
-        [c for c in pool if c.lower() == w],
-        difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
-        + [lower[m] for m in difflib.get_close_matches(w, list(lower), n=3, cutoff=0.6)],
-        [c for c in pool if len(w) >= 3 and len(c) >= 3 and (w in c.lower() or c.lower() in w)],
-        [c for c in pool if _abbreviates(c.lower(), w) or _abbreviates(w, c.lower())],
-    ]
-    return next((list(dict.fromkeys(t))[:3] for t in tiers if t), [])
-
-
-def _mean(options: Sequence[str]) -> str:
-    return " or ".join(repr(o) for o in options)
-
-
 def _key_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list[str]:
     text = _DTYPE_ARG.sub("", evalue)
     missing = _quoted(text)[:4]
@@ -143,9 +115,9 @@ def _key_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list
         owners = [(n, labels) for n, obj in holders if (labels := _labels(obj)) and word not in labels]
         for name, labels in owners[:2]:
             kind = "column" if _is_frame(ns[name]) else "key"
-            options = _close(word, labels)
+            options = close(word, labels)
             hint = f"{word!r} is not a {kind} of {name}."
-            hint += f" Did you mean {_mean(options)}?" if options else ""
+            hint += f" Did you mean {mean(options)}?" if options else ""
             hints.append(f"{hint} {name}'s {kind}s: {_listing(labels)}")
     return hints
 
@@ -157,7 +129,7 @@ def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -
     type_name, attribute, module, module_attribute = found.groups()
     if module:
         owner = sys.modules.get(module)
-        options = _close(module_attribute, [n for n in dir(owner) if not n.startswith("_")]) if owner else []
+        options = close(module_attribute, [n for n in dir(owner) if not n.startswith("_")]) if owner else []
         return [f"{module} has no {module_attribute!r}. Did you mean {module}.{options[0]}?"] if options else []
     hints = []
     for name in names:
@@ -165,12 +137,12 @@ def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -
         if obj is None or type(obj).__name__ != type_name.split(".")[-1]:
             continue
         labels = _labels(obj)
-        columns = _close(attribute, labels)
+        columns = close(attribute, labels)
         if columns:
             hints.append(f"{name}.{attribute} is not a column of {name}; did you mean {name}[{columns[0]!r}]? "
                          f"{name}'s columns: {_listing(labels)}")
         else:
-            options = _close(attribute, [a for a in dir(type(obj)) if not a.startswith("_")])
+            options = close(attribute, [a for a in dir(type(obj)) if not a.startswith("_")])
             if options:
                 hints.append(f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?")
         break
@@ -188,8 +160,8 @@ def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> lis
         if word in _labels(ns.get(name)) and _is_frame(ns.get(name)):
             return [f"{word!r} is a column of {name}, not a variable: use {name}[{word!r}]."]
     pool = [n for n in ns if not n.startswith("_")] + dir(builtins)
-    options = _close(word, pool)
-    return [f"{word!r} is not defined. Did you mean {_mean(options)}?"] if options else []
+    options = close(word, pool)
+    return [f"{word!r} is not defined. Did you mean {mean(options)}?"] if options else []
 
 
 def _file_hints(evalue: str, cwd: str) -> list[str]:
@@ -198,10 +170,10 @@ def _file_hints(evalue: str, cwd: str) -> list[str]:
         return []
     wanted = os.path.basename(quoted[-1])
     files = [name for name, _, _ in scan(cwd)[0]]
-    options = _close(wanted, files)
+    options = close(wanted, files)
     listing = ", ".join(files[:12]) or "none"
     return [f"There is no {wanted!r} in the working directory ({cwd})."
-            + (f" Did you mean {_mean(options)}?" if options else "") + f" Data files there: {listing}"]
+            + (f" Did you mean {mean(options)}?" if options else "") + f" Data files there: {listing}"]
 
 
 def _text_dates(obj: Any) -> list[str]:

@@ -86,11 +86,13 @@ def without_excluded(cells: Sequence[CellRecord], exclude: Sequence[str]) -> lis
 
 
 def gather_context(shell: Any, request: str, conversation: Sequence[Message], budget: int,
-                   exclude: Sequence[str] = (), notebook: Sequence[CellRecord] | None = None) -> Context:
+                   exclude: Sequence[str] = (), notebook: Sequence[CellRecord] | None = None,
+                   secrets: Sequence[str] | None = None) -> Context:
     """Everything the model is told about this kernel, fitted to ``budget`` tokens.
 
     ``notebook``: the notebook's cells as the driver sees them (the panel's live
-    cells, the file the command line opened); else the saved file, if known."""
+    cells, the file the command line opened); else the saved file, if known.
+    ``secrets``: ``secret_values(shell.user_ns)`` if the caller has just found them."""
     tracker = tracker_for(shell)
     ns = shell.user_ns
     variables = user_variables(ns, getattr(shell, "user_ns_hidden", {}), exclude, tracker.recency)
@@ -99,7 +101,7 @@ def gather_context(shell: Any, request: str, conversation: Sequence[Message], bu
     from_file = notebook_cells(path) if path is not None else notebook
     if from_file is not None:
         cells = merged_cells([c for c in from_file if not _is_ask(c.source)], cells)
-    secrets = secret_values(ns)
+    secrets = secret_values(ns) if secrets is None else secrets
     files, total = file_notes(os.getcwd(), request, exclude)
     return fit_context(request, variables, without_excluded(cells, exclude), budget, conversation=conversation,
                        environment=environment_lines(), secrets=secrets,

@@ -202,13 +202,35 @@ def _url_password(value: str) -> bool:
     return _PLACEHOLDER.fullmatch(value) is None
 
 
+# Texts in which the patterns below found nothing (the system prompt, earlier turns, cells
+# unchanged since the last request): masking them again is a dictionary look-up.  Only the
+# patterns' verdict is kept; the known values are looked for every time.
+_CLEAN: dict[str, None] = {}
+_CLEAN_MAX = 512
+_CLEAN_CHARS = 20_000  # longer texts are not kept
+
+
 def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
     """Mask ``known`` values, key-shaped strings, URL passwords, bearer tokens and
     credential-like literals after secret names in code."""
+    replaced = False
     for value in known:
         # A "key" shorter than this is a placeholder (a local model's "EMPTY"), not a secret.
         if len(value) >= MIN_SECRET_LEN and value in text:
             text = text.replace(value, MASK)
+            replaced = True
+    if not replaced and text in _CLEAN:
+        return text
+    masked = _mask_patterns(text)
+    if masked == text and len(text) <= _CLEAN_CHARS:
+        if len(_CLEAN) >= _CLEAN_MAX:
+            _CLEAN.clear()
+        _CLEAN[text] = None
+    return masked
+
+
+def _mask_patterns(text: str) -> str:
+    """``mask_secrets`` past the known values."""
     if _contains_any(text, _VALUE_PREFIXES):
         text = SECRET_VALUE.sub(MASK, text)
     if "://" in text and "@" in text:

@@ -63,10 +63,11 @@ def named_variables(request: str, ns: Mapping[str, Any]) -> tuple[str, ...]:
 
 def take(shell: Any, query: Query) -> Snapshot:
     """The snapshot, taken in the kernel that holds ``shell``."""
-    context = gather_context(shell, query.request, query.conversation, query.budget, query.exclude,
-                             notebook=query.notebook)
     ns = shell.user_ns
-    return Snapshot(context, named_variables(query.request, ns), secret_values(ns, os.environ))
+    secrets = secret_values(ns, os.environ)  # the context's masking and the run's: found once
+    context = gather_context(shell, query.request, query.conversation, query.budget, query.exclude,
+                             notebook=query.notebook, secrets=secrets)
+    return Snapshot(context, named_variables(query.request, ns), secrets)
 
 
 def without_kernel(query: Query, note: str) -> Snapshot:

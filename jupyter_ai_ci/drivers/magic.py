@@ -43,11 +43,15 @@ class PrintReporter:
     def __init__(self, model: str) -> None:
         self.model = model
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, flush: bool = True) -> None:
         sys.stdout.write(text)
-        sys.stdout.flush()
+        if flush:
+            sys.stdout.flush()
 
-    say = _say
+    say = _say  # the approver's question: shown at once
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
     def model_started(self, call: CallModel) -> None:
         label = {"first": "writing code", "fix": "fixing", "next-step": "next step",
@@ -57,8 +61,11 @@ class PrintReporter:
     def model_text(self, text: str) -> None:
         self._say(text)
 
+    # A line that only ends what is shown, or a notice between two steps, waits in the buffer
+    # for the next flush: before the model is asked, before code runs, and when the loop ends
+    # (``run.drive`` calls ``flush``): before anything the user could be kept waiting for.
     def model_finished(self) -> None:
-        self._say("\n")
+        self._say("\n", flush=False)
 
     def notice(self, notice: Notice) -> None:
         if notice.kind == "replayed-text":
@@ -68,14 +75,14 @@ class PrintReporter:
             return  # the cell's error says it, once
         mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
                 "not-undoable": "!"}.get(notice.kind, "·")
-        self._say(f"{mark} {notice.text}\n")
+        self._say(f"{mark} {notice.text}\n", flush=False)
 
     def executing(self, action: Execute) -> None:
-        pass
+        sys.stdout.flush()
 
     def executed(self, action: Execute, result: ExecutionResult) -> None:
         for note in result.notes:
-            self._say(f"· {note}\n")
+            self._say(f"· {note}\n", flush=False)
 
 
 class MagicDriver:

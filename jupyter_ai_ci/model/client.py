@@ -7,6 +7,7 @@ the loop nor the user ever sees an SDK traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -94,14 +95,18 @@ class Endpoint:
     @property
     def host(self) -> str:
         """Where requests go, for messages and provenance: never the key."""
-        if not self.base_url:
-            return "api.openai.com"
-        url = urlparse(self.base_url)  # hostname drops any user:password@
-        return f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
+        return _host(self.base_url) if self.base_url else "api.openai.com"
 
     def check(self) -> None:
         if not self.base_url and not self.api_key:
             raise NoEndpoint(KEY_KEPT_HELP if os.environ.get(KEY_KEPT_ENV) else NO_ENDPOINT_HELP)
+
+
+@functools.lru_cache(maxsize=16)
+def _host(base_url: str) -> str:
+    # Asked for every request and its provenance; parsing the URL each time was most of it.
+    url = urlparse(base_url)  # hostname drops any user:password@
+    return f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
 
 
 def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:

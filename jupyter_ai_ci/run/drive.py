@@ -115,6 +115,9 @@ class _Bookkeeper:
         return result
 
     def close(self) -> None:
+        flush = getattr(self.report, "flush", None)  # a reporter that holds lines back shows them now
+        if flush is not None:
+            flush()
         self.timings.total += time.perf_counter() - self.started
 
 

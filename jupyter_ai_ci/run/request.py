@@ -146,12 +146,14 @@ class Run:
               ) -> tuple[LoopGen, MaskingClient]:
         """The loop to drive (answered from the replay record when there is one) and the
         model client that masks every message it sends."""
-        self.secrets = tuple(self._known(snapshot, live_secrets)())
-        conversation = self.session.conversation(self.thread)
-        self.key = replay_key(self.request, {"steps": self.settings.steps, "run": self.settings.run},
-                              self.endpoint.model, snapshot.named, earlier_requests(self.request, conversation))
-        if self.store is not None and not self.options.regenerate:
-            self.record = self.store.get(self.key)
+        # The snapshot's secrets are the live ones: no code has run since it was taken.
+        self.secrets = tuple(self._known(snapshot, None)())
+        if self.store is not None:  # the key serves only the replay record
+            conversation = self.session.conversation(self.thread)
+            self.key = replay_key(self.request, {"steps": self.settings.steps, "run": self.settings.run},
+                                  self.endpoint.model, snapshot.named, earlier_requests(self.request, conversation))
+            if not self.options.regenerate:
+                self.record = self.store.get(self.key)
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.answer import is_question, prose, wants_answer
 from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.drivers.magic_view import RunView
@@ -12,6 +13,7 @@ from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook.replay import Record, replaying
 from jupyter_ai_ci.run.drive import drive
 from jupyter_ai_ci.run.summary import summarize, tokens_text
+from jupyter_ai_ci.tokens import count_tokens
 
 PRINTED = ExecutionResult(output="north 24.5\n")
 
@@ -68,7 +70,10 @@ def test_a_request_to_do_something_makes_no_extra_call() -> None:
 
 def test_no_answer_over_the_budget() -> None:
     model = ScriptedClient([code("print(t)")])
-    outcome = drive(agent_loop("which region?", "ctx", LoopSettings(token_budget=200)), model,  # type: ignore[arg-type]
+    # Room for the first request (the system prompt and a little), not for a second one that
+    # carries the whole conversation again.
+    budget = count_tokens(prompts.SYSTEM) + 100
+    outcome = drive(agent_loop("which region?", "ctx", LoopSettings(token_budget=budget)), model,  # type: ignore[arg-type]
                     Printing())
     assert outcome.status == "success" and outcome.requests == 1 and outcome.answer == ""
 

@@ -38,7 +38,10 @@ def test_replayed_code_that_fails_enters_the_retry_loop() -> None:
     model = ScriptedClient([block("a = 2")])
     again = drive(replaying(agent_loop("req", "", LoopSettings()), record), model, FakeExecutor(fails_on("BAD")))
     assert again.status == "success" and again.requests == 1
-    assert "a = 1  # now BAD" in model.requests[0][-1].content  # the fix request carries the replayed code
+    # The model sees the replayed code as its own reply, and the fix request after it.
+    fix = model.requests[0]
+    assert fix[-2].role == "assistant" and "a = 1  # now BAD" in fix[-2].content
+    assert fix[-1].content.startswith("The code you wrote raised ZeroDivisionError")
     assert [c.code for c in again.cells] == ["a = 2"]
 
 
