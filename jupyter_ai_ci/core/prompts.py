@@ -8,6 +8,8 @@ exist (see the notebook context).
 Rules:
 - Put code to run in fenced ```python blocks. Every python block is run, in order, \
 each as its own notebook cell. Keep each block small and focused.
+- Start the code with the imports it uses (import pandas as pd, …), even when a \
+library is loaded already.
 - Use the variables the context lists; they exist. Any other name, even one in a cell \
 shown, may not: create what you need. Do not reload data that is already loaded.
 - Use the exact file names and column names the context shows; never guess a name.
