@@ -66,6 +66,7 @@ CELL_OUTPUT_CHARS = 600
 TURN_CHARS = 2000
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONTEXT_HEADER = "## Notebook context (live kernel state)\n"
+NOTHING_LOADED = "### Variables\nnone: no file above is loaded yet"
 _HEADER = CONTEXT_HEADER
 
 
@@ -238,6 +239,11 @@ def fit_context(
             note = ""
         lines += [section.title] if section.title else []
         lines += ([note] if note and key == "cells" else []) + texts + ([note] if note and key != "cells" else [])
+    if by_key["files"].taken and not variables and budget.used + count_tokens(NOTHING_LOADED) + 1 <= budget_tokens:
+        # Files and no variable: a small model took a file's description for a DataFrame already
+        # loaded under the file's name (customers_raw.drop_duplicates() with nothing loaded).
+        lines.append(NOTHING_LOADED)
+        budget.used += count_tokens(NOTHING_LOADED) + 1
     text = (_HEADER + "\n".join(lines)) if lines else ""
     turns_taken = next(section for section in sections if section.key == "conversation").taken
     history: list[Message] = []

@@ -152,3 +152,11 @@ def test_written_steadiest_first_so_a_model_server_reuses_the_shared_prefix() ->
     # The cells as they ran, oldest first; the request's subject and its error last.
     assert later.index("import pandas as pd") < later.index("a = pd.read_csv") < later.index("a.x.sum()") \
         < later.index("### Variables the request is about")
+
+
+def test_files_and_no_variable_say_that_nothing_is_loaded() -> None:
+    files = [("a.csv (1 KB, 3 rows)\n  columns: x: int64", "a.csv (1 KB)")]
+    empty = fit_context("sum x of a.csv", [], [], 3000, files=files, files_total=1).text
+    assert empty.endswith("### Variables\nnone: no file above is loaded yet")
+    assert "no file above" not in fit_context("sum x", [("a", 1)], [], 3000, files=files, files_total=1).text
+    assert fit_context("sum x", [], [], 3000).text == ""  # no files: nothing to say
