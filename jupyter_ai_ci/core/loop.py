@@ -14,7 +14,7 @@ asyncio), and the unit tests (driven by a list of canned results).
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
@@ -23,6 +23,7 @@ from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import (
+    Action,
     Attempt,
     CallModel,
     Cell,
@@ -137,6 +138,19 @@ def agent_loop(
         return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
                 f"{need - usage.total} more, the budget is {settings.token_budget}")
 
+    def ask(text: str) -> Generator[Action, Any, ModelReply | None]:
+        """A fix: ``text`` goes to the model as the next user message, its reply comes back;
+        None, and nothing sent, when the request would go over the token budget."""
+        nonlocal requests, usage
+        messages.append(Message("user", text))
+        if over_budget():
+            return None
+        sent = yield CallModel(tuple(messages), "fix")
+        requests += 1
+        usage += sent.usage
+        messages.append(Message("assistant", sent.text))
+        return sent  # type: ignore[no-any-return]
+
     for step in range(1, settings.steps + 1):
         purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
         if why := over_budget():
@@ -179,13 +193,10 @@ def agent_loop(
                 repeated = True
                 yield Notice("repeated", "the model sent back the code that failed; asking it once more "
                              "for a change", attempt=len(attempts), step=step)
-                messages.append(Message("user", prompts.REPEATED.format(error=previous.one_line())))
-                if why := over_budget():
-                    return outcome("over-budget", reason=why)
-                reply = yield CallModel(tuple(messages), "fix")
-                requests += 1
-                usage += reply.usage
-                messages.append(Message("assistant", reply.text))
+                again_reply = yield from ask(prompts.REPEATED.format(error=previous.one_line()))
+                if again_reply is None:
+                    return outcome("over-budget", reason=over_budget())
+                reply = again_reply
                 continue
             number = len(attempts) + 1
             attempt = yield from run_attempt(code, number, step, settings, approved, reply.review)
@@ -220,13 +231,10 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            messages.append(Message("user", fix_request(code, attempt.results, settings, attempt.notes, same_error)))
-            if why := over_budget():
-                return outcome("over-budget", reason=why)
-            reply = yield CallModel(tuple(messages), "fix")
-            requests += 1
-            usage += reply.usage
-            messages.append(Message("assistant", reply.text))
+            fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
+            if fixed is None:
+                return outcome("over-budget", reason=over_budget())
+            reply = fixed
 
         if step < settings.steps:
             output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
