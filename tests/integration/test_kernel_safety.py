@@ -90,7 +90,8 @@ def test_a_hung_cell_times_out_and_the_kernel_lives(kernel: KernelSession,
 
 
 def test_a_busy_loop_is_interrupted_too(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
-    server.script(py("while True:\n    pass"), py("while True:\n    pass"))
+    # Two different busy loops (the same code again would not be run: core/loop.py).
+    server.script(py("while True:\n    pass"), py("n = 0\nwhile True:\n    n += 1"))
     run = kernel.run("%%ask --retries 1\nloop forever", timeout=60)
     assert run.ename == "RetriesExhausted" and "TimeoutError" in run.evalue
     assert kernel.alive() and kernel.run("1 + 1").status == "ok"
