@@ -7,8 +7,6 @@ import builtins
 import difflib
 import random
 
-from IPython.core.interactiveshell import InteractiveShell
-
 from jupyter_ai_ci.context import snapshot
 from jupyter_ai_ci.context.build import CellRecord, fit_context
 from jupyter_ai_ci.context.closenames import _abbreviates, _close_matches
@@ -40,7 +38,13 @@ def test_a_changed_output_a_new_turn_and_a_new_secret_reach_the_next_context() -
 
 
 def test_a_snapshot_follows_the_namespace_between_two_requests() -> None:
-    shell = InteractiveShell.instance()
+    # The test process's one shell (IPython's test app): a plain InteractiveShell.instance()
+    # here would take the singleton, and on IPython 8 every later start_ipython() would fail.
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    start_ipython()
+    shell = get_ipython()
     ns = shell.user_ns
     ns["rows"] = [1, 2, 3]
     query = Query("sum rows")
