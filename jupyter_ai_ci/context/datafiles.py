@@ -102,9 +102,8 @@ def peek_text_table(stream: BinaryIO, size: int, suffix: str) -> Table | None:
     header, body = records[0], [r for r in records[1:] if r]
     width = min(len(header), MAX_COLUMNS)
     dtypes = tuple(_dtype(r[i] if i < len(r) else "" for r in body) for i in range(width))
-    notes = [f"encoding {encoding!r}"] if encoding else []
-    if sep not in (",", "\t") or (sep == "\t" and suffix == ".csv"):
-        notes.append(f"sep={sep!r}")
+    # The separator and encoding are said once, in the read call (options), not again as notes.
+    notes: list[str] = []
     options = tuple((k, repr(v)) for k, v in (("sep", sep), ("encoding", encoding)) if v and v != ",")
     if len(header) > width:
         notes.append(f"{len(header) - width} more columns not shown")

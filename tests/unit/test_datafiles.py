@@ -73,12 +73,14 @@ def test_missing_values_and_odd_separators_and_encodings(tmp_path: Path) -> None
     semi.write_bytes("name;città;amount\nAda;Zürich;3\nBob;;\n".encode("latin-1"))
     table = peek(str(semi), semi.stat().st_size)
     assert table is not None and table.columns == ("name", "città", "amount")
-    assert "encoding 'latin-1'" in table.notes and "sep=';'" in table.notes
+    assert ("encoding", "'latin-1'") in table.options and ("sep", "';'") in table.options
+    full, _ = render("eu.csv", "1 KB", table)
+    assert "read: pd.read_csv('eu.csv', sep=';', encoding='latin-1')" in full and "note:" not in full
     assert table.dtypes[2] == "float64, has missing"  # an int column with a blank reads as float
     utf16 = tmp_path / "u16.tsv"
     utf16.write_text("a\tb\n1\tx\n", encoding="utf-16")
     table = peek(str(utf16), utf16.stat().st_size)
-    assert table is not None and table.columns == ("a", "b") and "encoding 'utf-16'" in table.notes
+    assert table is not None and table.columns == ("a", "b") and ("encoding", "'utf-16'") in table.options
 
 
 def read_as_told(directory: Path, name: str) -> pd.DataFrame:
