@@ -138,14 +138,16 @@ def agent_loop(
         return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
                 f"{need - usage.total} more, the budget is {settings.token_budget}")
 
-    def ask(text: str) -> Generator[Action, Any, ModelReply | None]:
-        """A fix: ``text`` goes to the model as the next user message, its reply comes back;
-        None, and nothing sent, when the request would go over the token budget."""
+    def ask(text: str, purpose: Literal["fix", "answer"] = "fix") -> Generator[Action, Any, ModelReply | str]:
+        """``text`` goes to the model as the next user message, its reply comes back; or, with
+        nothing sent, why not: the request would go over the token budget (the unsent message is
+        dropped too: the conversation kept for the next request holds only what was sent)."""
         nonlocal requests, usage
         messages.append(Message("user", text))
-        if over_budget():
-            return None
-        sent = yield CallModel(tuple(messages), "fix")
+        if why := over_budget():
+            messages.pop()
+            return why
+        sent = yield CallModel(tuple(messages), purpose)
         requests += 1
         usage += sent.usage
         messages.append(Message("assistant", sent.text))
@@ -194,8 +196,8 @@ def agent_loop(
                 yield Notice("repeated", "the model sent back the code that failed; asking it once more "
                              "for a change", attempt=len(attempts), step=step)
                 again_reply = yield from ask(prompts.REPEATED.format(error=previous.one_line()))
-                if again_reply is None:
-                    return outcome("over-budget", reason=over_budget())
+                if isinstance(again_reply, str):
+                    return outcome("over-budget", reason=again_reply)
                 reply = again_reply
                 continue
             number = len(attempts) + 1
@@ -232,8 +234,8 @@ def agent_loop(
                 step=step,
             )
             fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
-            if fixed is None:
-                return outcome("over-budget", reason=over_budget())
+            if isinstance(fixed, str):
+                return outcome("over-budget", reason=fixed)
             reply = fixed
 
         if step < settings.steps:
@@ -248,12 +250,7 @@ def agent_loop(
         return outcome("success")
     # One more call: the model has written code, not read its output; now it answers from it.
     output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-    messages.append(Message("user", prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars))))
-    if over_budget():
-        messages.pop()  # the cells stand; an answer is not worth going over the budget
-        return outcome("success")
-    reply = yield CallModel(tuple(messages), "answer")
-    requests += 1
-    usage += reply.usage
-    messages.append(Message("assistant", reply.text))
-    return outcome("success", answer=prose(reply.text))
+    answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer")
+    if isinstance(answer, str):
+        return outcome("success")  # the cells stand; an answer is not worth going over the budget
+    return outcome("success", answer=prose(answer.text))
