@@ -172,7 +172,13 @@ class Worker:
         result = await self.executor.run(_FETCH, store_history=False, max_output_chars=200_000)
         if _MARK not in result.output:
             return None
-        return json.loads(result.output.split(_MARK, 1)[1])
+        # One line after the mark: anything else the kernel printed meanwhile (a thread the
+        # generated code started, say) is not the answer, and never stops the benchmark.
+        line = result.output.split(_MARK, 1)[1].split("\n", 1)[0]
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
 
     async def _restart_kernel(self) -> None:
         if self.kernel is not None:
