@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,7 +106,13 @@ def gather_context(shell: Any, request: str, conversation: Sequence[Message], bu
     files, total = file_notes(os.getcwd(), request, exclude)
     return fit_context(request, variables, without_excluded(cells, exclude), budget, conversation=conversation,
                        environment=environment_lines(), secrets=secrets,
-                       last_error=_error_text(shell, request, exclude, secrets), files=files, files_total=total)
+                       last_error=_error_text(shell, request, exclude, secrets), files=files, files_total=total,
+                       pandas_bound=_is_pandas(ns.get("pd")))
+
+
+def _is_pandas(obj: Any) -> bool:
+    # A module, not any object: a user's own ``pd`` may be hostile (its __getattr__ raising).
+    return isinstance(obj, types.ModuleType) and obj.__name__ == "pandas"
 
 
 def _error_text(shell: Any, request: str, exclude: Sequence[str], secrets: Sequence[str]) -> str:

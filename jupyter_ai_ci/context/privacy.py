@@ -153,17 +153,25 @@ def _name_before(text: str, end: int) -> str:
 def _secret_target(text: str, anchor: int) -> bool:
     """Is the target before the ``=``/``:`` at ``anchor`` a secret name?
 
-    Before ``=``, an annotation is looked through: ``api_key: str = "…"``.
+    Before ``=``, an annotation is looked through: ``api_key: str = "…"``,
+    ``token: Optional[str] = "…"``, ``password: str | None = "…"``.
     """
     start, j = _name_start(text, anchor)
     if holds_secret(text[start:j]):
         return True
-    if text[anchor] != "=" or start == j:
+    if text[anchor] != "=":
         return False
-    k = start
-    while k > 0 and text[k - 1] in " \t":
-        k -= 1
-    return k > 0 and text[k - 1] == ":" and holds_secret(_name_before(text, k - 1))
+    # The annotation: the same line, between a ``:`` and the ``=``, names, brackets, ``|`` only.
+    colon = text.rfind(":", max(text.rfind("\n", 0, anchor) + 1, anchor - 120), anchor)
+    return colon > 0 and _ANNOTATION.fullmatch(text, colon + 1, anchor) is not None \
+        and holds_secret(_name_before(text, colon))
+
+
+_ANNOTATION = re.compile(r"[\w \t\[\],.|]+")
+# Passed by position after a secret name in quotes: ``os.environ.setdefault("API_KEY", "…")``,
+# ``os.getenv("HF_TOKEN", "…")``, ``settings.get('password', '…')``.
+_LITERAL_PAIR = re.compile(r"""(?P<q1>['"])(?P<name>[A-Za-z_][\w.-]{0,79})(?P=q1)[ \t]*,[ \t]*"""
+                           r"""[rbuf]{0,2}(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""", re.IGNORECASE)
 
 
 # Cheap substring tests before the regexes: Python's re has no fast scan for
@@ -178,24 +186,28 @@ _NAME_WORDS = ("key", "token", "secret", "passw", "passphrase", "credential", "p
 
 def _mask_group(text: str, pattern: re.Pattern[str], check: Callable[[str], bool]) -> str:
     """``text`` with each match's ``value`` group masked where ``check(value)`` holds."""
+    return _mask_matches(text, pattern, lambda m: check(m.group("value")))
+
+
+def _mask_matches(text: str, pattern: re.Pattern[str], check: Callable[[re.Match[str]], bool]) -> str:
+    """``text`` with each match's ``value`` group masked where ``check(match)`` holds."""
     parts: list[str] = []
     last = 0
     for m in pattern.finditer(text):
-        if check(m.group("value")):
+        if check(m):
             parts += [text[last:m.start("value")], MASK]
             last = m.end("value")
     return "".join(parts) + text[last:] if parts else text
 
 
 def _mask_assignments(text: str) -> str:
-    parts: list[str] = []
-    last = 0
-    for m in _LITERAL_AFTER.finditer(text):
-        # The value test first: it is cheaper and rejects most literals.
-        if is_credential_like(m.group("value")) and _secret_target(text, m.start()):
-            parts += [text[last:m.start("value")], MASK]
-            last = m.end("value")
-    return "".join(parts) + text[last:] if parts else text
+    # The value test first: it is cheaper and rejects most literals.
+    text = _mask_matches(text, _LITERAL_AFTER,
+                         lambda m: is_credential_like(m.group("value")) and _secret_target(text, m.start()))
+    if "," not in text:
+        return text
+    return _mask_matches(text, _LITERAL_PAIR,
+                         lambda m: is_credential_like(m.group("value")) and holds_secret(m.group("name")))
 
 
 def _url_password(value: str) -> bool:

@@ -84,3 +84,18 @@ def test_budget_holds_on_a_thousand_cells(ip: Any, model_server: ScriptedOpenAIS
     context = sent_context(model_server)
     assert count_tokens(context.rstrip()) <= 1000
     assert "value_49 = 999 * 2" in context and "more not shown" in context
+
+
+def test_a_kernel_without_pandas_is_told_to_import_it_and_a_hostile_pd_costs_nothing(
+        ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sales.csv").write_text("region,units\nnorth,3\nsouth,4\n")
+    monkeypatch.chdir(tmp_path)
+    model_server.script("ok", "ok", "ok")
+    run(ip, "%ask total units")
+    assert "starts with `import pandas as pd`" in sent_context(model_server)
+    # A pd that is not pandas, and whose attributes raise: still told, and the request goes out.
+    run(ip, "class Hostile:\n    def __getattr__(self, name):\n        raise RuntimeError('no')\npd = Hostile()",
+        "%ask sum the units")
+    assert len(model_server.requests) == 2 and "import pandas as pd`" in sent_context(model_server)
+    run(ip, "import pandas as pd", "%ask units per region")
+    assert len(model_server.requests) == 3 and "import pandas as pd`" not in sent_context(model_server)

@@ -160,3 +160,7 @@ def test_files_and_no_variable_say_that_nothing_is_loaded() -> None:
     assert empty.endswith("### Variables\nnone: no file above is loaded yet")
     assert "no file above" not in fit_context("sum x", [("a", 1)], [], 3000, files=files, files_total=1).text
     assert fit_context("sum x", [], [], 3000).text == ""  # no files: nothing to say
+    # No pandas in the kernel: said last, next to the request; never without files to read.
+    bare = fit_context("sum x of a.csv", [("a", 1)], [], 3000, files=files, files_total=1, pandas_bound=False).text
+    assert bare.endswith("starts with `import pandas as pd`") and "no file above" not in bare
+    assert "import pandas" not in fit_context("sum x", [], [], 3000, pandas_bound=False).text

@@ -105,6 +105,12 @@ MUST_MASK = [
     pytest.param("secretAccessKey: 'AbC123dEf456'", "AbC123dEf456", id="camel-case"),
     pytest.param('api_key: str = "abc123def456"', "abc123def456", id="annotated"),
     pytest.param('if password == "letmein2024":', "letmein2024", id="comparison"),
+    pytest.param('api_key: Optional[str] = "abc123def456"', "abc123def456", id="annotated-optional"),
+    pytest.param('password: str | None = "hunter2hunter2"', "hunter2hunter2", id="annotated-union"),
+    # Passed by position after the secret's name in quotes.
+    pytest.param('os.environ.setdefault("API_KEY", "abc123def456ghi")', "abc123def456ghi", id="environ-setdefault"),
+    pytest.param("token = os.getenv('HF_TOKEN', 'hf-local-9x8y7z6w')", "hf-local-9x8y7z6w", id="getenv-default"),
+    pytest.param("pw = settings.get('password' ,  \"Pa55word!x\")", "Pa55word!x", id="get-default"),
 ]
 
 MUST_SURVIVE = [
@@ -121,6 +127,10 @@ MUST_SURVIVE = [
     pytest.param('key = os.environ["OPENAI_API_KEY"]', id="environ-read"),
     pytest.param('os.environ["OPENAI_API_KEY"]', id="environ-shape"),
     pytest.param("api_key = os.getenv('OPENAI_API_KEY')", id="getenv"),
+    pytest.param('api_key = os.getenv("OPENAI_API_KEY", "EMPTY")', id="getenv-placeholder-default"),
+    pytest.param('df[["api_key", "created_at"]]', id="column-list"),
+    pytest.param('def connect(api_key: str = "OPENAI_API_KEY", retries: int = 3):', id="annotated-env-name"),
+    pytest.param('if ready: label = "abc123def456"', id="colon-before-a-plain-name"),
     pytest.param("api_key_env = 'OPENAI_API_KEY'", id="env-var-name"),
     pytest.param("tokenizer = AutoTokenizer.from_pretrained('bert-base-uncased')", id="tokenizer"),
     pytest.param("token = tokenize(text)", id="token-no-literal"),

@@ -22,9 +22,12 @@ from .conftest import ENV_SECRETS
 SETUP = [
     "import pandas as pd\nsales = pd.DataFrame({'price': [1.5, 2.5, 4.0], 'region': ['north', 'south', 'north']})",
     'aws_secret = "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX"\napi_token = "tokLive51HxQ2eZvKYlo2C8Nf3Ri"',
+    # A key only in a cell's source, passed by position (defined, never run: not in the environment).
+    'import os\ndef service():\n    return os.getenv("SERVICE_TOKEN", "svcT0ken9Lq2Wm4Xe7")',
 ]
 TYPED = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # typed into the request by mistake
-SECRETS = [*ENV_SECRETS.values(), "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX", "tokLive51HxQ2eZvKYlo2C8Nf3Ri", TYPED]
+SECRETS = [*ENV_SECRETS.values(), "Zk8qW2nR5tY7uI1oP3aS6dF9gH4jK0lX", "tokLive51HxQ2eZvKYlo2C8Nf3Ri",
+           "svcT0ken9Lq2Wm4Xe7", TYPED]
 TOKENS = (100, 20)  # every scripted reply reports this usage, so totals compare across drivers
 
 
