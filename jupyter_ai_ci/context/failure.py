@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib.machinery
 import json
 import os
 import re
@@ -41,7 +42,8 @@ _NAME = re.compile(r"name '(\w+)' is not defined")
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}")
 _IMPORTS = {"pd": "import pandas as pd", "np": "import numpy as np", "plt": "import matplotlib.pyplot as plt",
             "sns": "import seaborn as sns", "stats": "from scipy import stats", "math": "import math",
-            "datetime": "import datetime", "os": "import os", "re": "import re", "json": "import json"}
+            "datetime": "import datetime", "os": "import os", "re": "import re", "json": "import json",
+            "sp": "import scipy as sp", "scipy": "import scipy.stats", "sm": "import statsmodels.api as sm"}
 
 
 def referenced(code: Sequence[str]) -> list[str]:
@@ -122,7 +124,8 @@ def _key_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list
     return hints
 
 
-def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list[str]:
+def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str,
+                     error: BaseException | None = None) -> list[str]:
     found = _ATTRIBUTE.search(evalue)
     if not found:
         return []
@@ -146,6 +149,11 @@ def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -
             if options:
                 hints.append(f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?")
         break
+    if not hints and isinstance(error, AttributeError) and getattr(error, "name", None) == attribute:
+        # Not a variable (``df['date'].dt.weekday_name``): the exception knows its object (3.10+).
+        options = close(attribute, [a for a in dir(type(error.obj)) if not a.startswith("_")])
+        if options:
+            hints.append(f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?")
     return hints
 
 
@@ -154,14 +162,27 @@ def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> lis
     if not found:
         return []
     word = found.group(1)
-    if word in _IMPORTS:
-        return [f"{word!r} is not defined: the code must import it itself (`{_IMPORTS[word]}`)."]
+    statement = _IMPORTS.get(word) or (f"import {word}" if word not in ns and _importable(word) else "")
+    if statement:
+        return [f"{word!r} is not defined: the code must import it itself (`{statement}`)."]
     for name in names:  # a column used as if it were a variable
         if word in _labels(ns.get(name)) and _is_frame(ns.get(name)):
             return [f"{word!r} is a column of {name}, not a variable: use {name}[{word!r}]."]
     pool = [n for n in ns if not n.startswith("_")] + dir(builtins)
     options = close(word, pool)
     return [f"{word!r} is not defined. Did you mean {mean(options)}?"] if options else []
+
+
+def _importable(name: str) -> bool:
+    """A top-level module that is installed (found, not imported: nothing of it runs).  Not one
+    in the working directory: a file someone left there, named like the missing variable, is
+    not a module to tell the model to import."""
+    here = os.path.abspath(os.getcwd())
+    path = [p for p in sys.path if p and os.path.abspath(p) != here]
+    try:
+        return name in sys.builtin_module_names or importlib.machinery.PathFinder.find_spec(name, path) is not None
+    except (ImportError, ValueError, OSError):
+        return False
 
 
 def _file_hints(evalue: str, cwd: str) -> list[str]:
@@ -204,8 +225,11 @@ def _date_hints(ns: Mapping[str, Any], frames: Sequence[str], evalue: str) -> li
 
 
 def inspect_failure(ns: Mapping[str, Any], code: Sequence[str], ename: str, evalue: str,
-                    cwd: str | None = None) -> FailureNotes:
-    """The variables the failed code used or set, described, and hints for names it got wrong."""
+                    cwd: str | None = None, error: BaseException | None = None) -> FailureNotes:
+    """The variables the failed code used or set, described, and hints for names it got wrong.
+
+    ``error``: the exception itself, where the caller still has it (an AttributeError knows
+    the object it was raised on)."""
     try:
         names = referenced(code)
         changed = may_change(code)
@@ -215,7 +239,7 @@ def inspect_failure(ns: Mapping[str, Any], code: Sequence[str], ename: str, eval
         if ename == "KeyError" or "not in index" in evalue or "are in the [columns]" in evalue:
             hints = _key_hints(ns, frames + [n for n in names if n not in frames], evalue)
         elif ename == "AttributeError":
-            hints = _attribute_hints(ns, names, evalue)
+            hints = _attribute_hints(ns, names, evalue, error if str(error) == evalue else None)
         elif ename in ("NameError", "UnboundLocalError"):
             hints = _name_hints(ns, names, evalue)
         elif ename in ("FileNotFoundError",):
@@ -242,7 +266,7 @@ def kernel_side(payload: str) -> str:
     data = json.loads(payload)
     shell: Any = get_ipython()  # type: ignore[no-untyped-call]
     notes = inspect_failure(shell.user_ns, [str(c) for c in data.get("code", [])], str(data.get("ename", "")),
-                            str(data.get("evalue", "")))
+                            str(data.get("evalue", "")), error=getattr(sys, "last_value", None))
     return json.dumps({"variables": list(notes.variables), "hints": list(notes.hints)})
 
 

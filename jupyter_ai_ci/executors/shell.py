@@ -30,6 +30,8 @@ from jupyter_ai_ci.executors.watchdog import AttemptTimeout, Watchdog
 from jupyter_ai_ci.safety.transaction import Transaction
 from jupyter_ai_ci.text import clean
 
+# The shell attribute holding the exception of the attempt that just failed (see showtraceback).
+LAST_FAILURE = "_jupyter_ai_ci_failure"
 SHOWN_LIMIT = 2_000_000  # characters of one block's output passed on to the frontend
 
 
@@ -180,6 +182,9 @@ class ShellExecutor:
                 text = clean(f"{etype.__name__}: {value}")
             lineno = getattr(value, "lineno", None) if isinstance(value, SyntaxError) else _lineno(tb)
             errors.append(ErrorInfo(etype.__name__, clean(str(value)), text, lineno))
+            # For the fix request's hints (IPython would keep it in sys.last_value, which stays the
+            # user's own); taken, and so let go, when the failure is inspected.
+            setattr(shell, LAST_FAILURE, value)
 
         def showsyntaxerror(filename: Any = None, running_compiled_code: bool = False) -> None:
             showtraceback()

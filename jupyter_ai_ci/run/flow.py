@@ -24,6 +24,7 @@ from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
 from jupyter_ai_ci.executors import AsyncExecutor, Executor
+from jupyter_ai_ci.executors.shell import LAST_FAILURE
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
 from jupyter_ai_ci.run.request import Result, Run
 
@@ -46,7 +47,11 @@ class InProcessKernel:
         return secret_values(self.shell.user_ns, os.environ)
 
     def inspect(self, action: Inspect) -> FailureNotes:
-        return failure.inspect_failure(self.shell.user_ns, action.code, action.error.ename, action.error.evalue)
+        error = getattr(self.shell, LAST_FAILURE, None)
+        if error is not None:
+            delattr(self.shell, LAST_FAILURE)  # its traceback holds the failed code's frames
+        return failure.inspect_failure(self.shell.user_ns, action.code, action.error.ename, action.error.evalue,
+                                       error=error if isinstance(error, BaseException) else None)
 
 
 class RemoteKernel:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ def failing(code: str, ns: dict[str, Any]) -> tuple[str, str]:
     try:
         exec(compile(code, "<cell>", "exec"), ns)
     except Exception as exc:  # noqa: BLE001
+        sys.last_value = exc  # as IPython keeps it after a cell raises
         return type(exc).__name__, str(exc)
     raise AssertionError("the code did not fail")
 
@@ -135,3 +137,18 @@ def test_dates_left_as_text_are_named_with_the_conversion(staff_csv: Path, use: 
 
 def e_has_text_dates(ns: dict[str, Any]) -> bool:
     return bool(ns["e"]["hire_date"].map(type).eq(str).all())
+
+
+def test_an_attribute_of_no_variable_and_a_module_not_imported(staff_csv: Path) -> None:
+    ns: dict[str, Any] = {"pd": pd}
+    code = "s = pd.Series(pd.to_datetime(['2024-01-05']))\ns.dt.weekday_name"
+    # s itself is not in the namespace: the exception knows the object.
+    [hint] = inspect_failure({}, [code], *failing(code, ns), error=sys.last_value).hints
+    assert hint == "DatetimeProperties has no attribute 'weekday_name'. Did you mean .day_name?"
+    for name, statement in (("scipy", "import scipy.stats"), ("hashlib", "import hashlib")):
+        [hint] = inspect_failure(ns, [f"{name}.x"], *failing(f"{name}.x", ns)).hints
+        assert f"(`{statement}`)" in hint
+    # A file in the working directory named like the missing variable is not a module to import.
+    (staff_csv.parent / "totals.py").write_text("raise SystemExit('ran')\n")
+    [hint] = inspect_failure(ns, ["totals + 1"], *failing("totals + 1", ns)).hints
+    assert "import" not in hint  # a did-you-mean among the names, not `import totals`

@@ -125,14 +125,19 @@ async def test_data_files_are_described_and_a_keyerror_fix_gets_the_real_columns
         model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
         jp_root_dir: Path) -> None:
     guess = "staff = pd.read_csv('staff.csv')\ncounts = staff.groupby('department').size()\nprint(counts)"
+    # The fix gets the column right, then trips on a pandas attribute of no variable: the next
+    # fix request names the real one, found from the exception in the kernel.
+    weekday = "pd.Series(pd.to_datetime(['2024-01-05'])).dt.weekday_name"
     replies = [py(guess),
+               py(f"staff = pd.read_csv('staff.csv')\nprint(staff.groupby('dept').size())\n{weekday}",
+                  require="Did you mean 'dept'?"),
                py("staff = pd.read_csv('staff.csv')\nprint(staff.groupby('dept').size())",
-                  require="Did you mean 'dept'?")]
+                  require="Did you mean .day_name?")]
     seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
                               [STAFF], "Headcount per department in staff.csv", replies, probe=("staff",))
     for s in seen:
         assert s.status == "success", (s.driver, s.message)
-        first, fix = s.texts()
+        first, fix, _ = s.texts()
         # The file's header with dtypes and two sample rows, before any code ran.
         assert "### Data files in the working directory" in first, s.driver
         files = first.split("### Data files in the working directory\n", 1)[1].split("\n###", 1)[0]
@@ -144,7 +149,7 @@ async def test_data_files_are_described_and_a_keyerror_fix_gets_the_real_columns
         assert "site-packages" not in fix and "frames inside pandas" in fix, s.driver
         assert "'department' is not a column of staff. Did you mean 'dept'?" in fix, s.driver
         assert "staff: pandas.DataFrame 3 rows × 3 columns [emp_id:int64, dept:" in fix, s.driver
-        assert s.driver == "cli" or s.names == ["staff"], s.driver  # the second attempt's (the CLI has no probe)
+        assert s.driver == "cli" or s.names == ["staff"], s.driver  # the last attempt loaded it (the CLI has no probe)
     # From the request on (the notebook's cells above it are listed per driver: kernel history
     # for the magic and the sidebar, the file's cells for the CLI), the same fix up to the traceback.
     fixes = {s.driver: s.texts()[1].split("## Request", 1)[1].split("Traceback", 1)[0] for s in seen}
