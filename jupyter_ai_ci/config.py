@@ -85,6 +85,12 @@ class AICISettings(Configurable):
 
     temperature = CFloat(0.0, min=0.0, max=2.0, help="Sampling temperature.").tag(config=True)
 
+    repeat_temperature = CFloat(
+        0.7, min=0.0, max=2.0,
+        help="When a fix is the very code that already failed, the model is asked once more at this "
+        "temperature (at temperature 0 a model tends to send the same code again); 0: never sampled.",
+    ).tag(config=True)
+
     request_timeout = CFloat(
         120.0, min=1.0, help="Seconds to wait for the model before giving up on a request."
     ).tag(config=True)

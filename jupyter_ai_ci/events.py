@@ -105,6 +105,7 @@ class CellRecord:
 class CallModel:
     messages: tuple[Message, ...]
     purpose: Literal["first", "fix", "next-step", "answer"]  # "answer": in words, from the outputs
+    temperature: float | None = None  # None: the endpoint's (see core/loop.py for the exception)
 
 
 @dataclass(frozen=True)

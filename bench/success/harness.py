@@ -92,9 +92,11 @@ class RecordingClient:
         self.inner, self.path = inner, path
         self.task = ""  # set by the worker before each run (one worker when logging is useful)
 
-    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
-        reply = await self.inner.acomplete(messages, on_text)
+    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                        temperature: float | None = None) -> ModelReply:
+        reply = await self.inner.acomplete(messages, on_text, temperature)
         record = {"task": self.task, "messages": [m.as_dict() for m in messages], "reply": reply.text,
+                  "temperature": temperature,
                   "usage": [reply.usage.prompt_tokens, reply.usage.completion_tokens]}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")

@@ -354,13 +354,14 @@ class MaskingClient:
         self.masking += time.perf_counter() - started
         return masked
 
-    def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None) -> ModelReply:
-        reply: ModelReply = self.client.complete(self._masked(messages), on_text)
+    def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
+                 temperature: float | None = None) -> ModelReply:
+        reply: ModelReply = self.client.complete(self._masked(messages), on_text, temperature)
         return reply
 
-    async def acomplete(self, messages: Sequence[Message],
-                        on_text: Callable[[str], None] | None = None) -> ModelReply:
-        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text)
+    async def acomplete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
+                        temperature: float | None = None) -> ModelReply:
+        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text, temperature)
         return reply
 
 

@@ -138,7 +138,8 @@ def agent_loop(
         return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
                 f"{need - usage.total} more, the budget is {settings.token_budget}")
 
-    def ask(text: str, purpose: Literal["fix", "answer"] = "fix") -> Generator[Action, Any, ModelReply | str]:
+    def ask(text: str, purpose: Literal["fix", "answer"] = "fix",
+            temperature: float | None = None) -> Generator[Action, Any, ModelReply | str]:
         """``text`` goes to the model as the next user message, its reply comes back; or, with
         nothing sent, why not: the request would go over the token budget (the unsent message is
         dropped too: the conversation kept for the next request holds only what was sent)."""
@@ -147,7 +148,7 @@ def agent_loop(
         if why := over_budget():
             messages.pop()
             return why
-        sent = yield CallModel(tuple(messages), purpose)
+        sent = yield CallModel(tuple(messages), purpose, temperature)
         requests += 1
         usage += sent.usage
         messages.append(Message("assistant", sent.text))
@@ -193,9 +194,12 @@ def agent_loop(
                 if repeated:
                     return outcome("failed", early=True)
                 repeated = True
+                # At temperature 0 a small model answers the same prompt with the same code: this
+                # one request is sampled (settings.repeat_temperature) so that it can come out different.
                 yield Notice("repeated", "the model sent back the code that failed; asking it once more "
                              "for a change", attempt=len(attempts), step=step)
-                again_reply = yield from ask(prompts.REPEATED.format(error=previous.one_line()))
+                again_reply = yield from ask(prompts.REPEATED.format(error=previous.one_line()),
+                                             temperature=settings.repeat_temperature or None)
                 if isinstance(again_reply, str):
                     return outcome("over-budget", reason=again_reply)
                 reply = again_reply

@@ -23,3 +23,6 @@ class LoopSettings:
     token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
     install_missing: bool = True  # offer to %pip install a missing module, then re-run
     answer: AnswerMode = "auto"  # end with an answer in words: see core/answer.py
+    # The request after the model sent back code that already failed is sampled at this
+    # temperature (if above the endpoint's): at temperature 0 the same prompt gets the same code.
+    repeat_temperature: float = 0.7

@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
@@ -55,12 +55,14 @@ KEY_KEPT_HELP = (
 class ModelClient(Protocol):
     """What the drivers need from a model: one completion, text streamed to a callback."""
 
-    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply: ...
+    # temperature: None, the endpoint's; another for one request (a retry stuck on the same code).
+    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                 temperature: float | None = None) -> ModelReply: ...
 
 
 class AsyncModelClient(Protocol):
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
     ) -> ModelReply: ...
 
 
@@ -155,6 +157,10 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     )
 
 
+def _at(endpoint: Endpoint, temperature: float | None) -> Endpoint:
+    return endpoint if temperature is None else replace(endpoint, temperature=temperature)
+
+
 def _request_body(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": endpoint.model,
@@ -220,14 +226,15 @@ class OpenAIClient:
         self._sync: Any = None
         self._async: Any = None
 
-    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                 temperature: float | None = None) -> ModelReply:
         acc = Accumulator(on_text)
         try:
             if self._sync is None:
                 import openai
 
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
-            response = _post(self._sync, self.endpoint, messages)
+            response = _post(self._sync, _at(self.endpoint, temperature), messages)
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -244,7 +251,7 @@ class OpenAIClient:
         return acc.reply(messages, self.endpoint.model)
 
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
     ) -> ModelReply:
         acc = Accumulator(on_text)
         try:
@@ -252,7 +259,7 @@ class OpenAIClient:
                 import openai
 
                 self._async = openai.AsyncOpenAI(**_client_args(self.endpoint, asynchronous=True))
-            response = await _post(self._async, self.endpoint, messages)
+            response = await _post(self._async, _at(self.endpoint, temperature), messages)
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):
@@ -276,9 +283,12 @@ class ScriptedClient:
     def __init__(self, replies: Iterable[str]) -> None:
         self.replies = list(replies)
         self.requests: list[list[Message]] = []
+        self.temperatures: list[float | None] = []  # each request's own, None: the endpoint's
 
-    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                 temperature: float | None = None) -> ModelReply:
         self.requests.append(list(messages))
+        self.temperatures.append(temperature)
         if not self.replies:
             raise ModelServerError("the scripted model has no reply left")
         text = self.replies.pop(0)
@@ -289,6 +299,6 @@ class ScriptedClient:
                                       estimate_usage(text)))
 
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
     ) -> ModelReply:
-        return self.complete(messages, on_text)
+        return self.complete(messages, on_text, temperature)

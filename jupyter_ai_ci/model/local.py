@@ -337,11 +337,12 @@ class LocalClient:
         server.end()
         return server.client(self.endpoint)
 
-    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+    def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                 temperature: float | None = None) -> ModelReply:
         try:
             server = self._server()
             try:
-                return server.client(self.endpoint).complete(messages, on_text)
+                return server.client(self.endpoint).complete(messages, on_text, temperature)
             finally:
                 server.end()
         except ModelError:
@@ -350,12 +351,13 @@ class LocalClient:
                                       "it will be restarted on the next request") from None
             raise
 
-    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None) -> ModelReply:
+    async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
+                        temperature: float | None = None) -> ModelReply:
         import asyncio
 
         # Starting the server blocks for a second or two: keep it off the event loop.
         server = await asyncio.get_running_loop().run_in_executor(None, self._server)
         try:
-            return await server.client(self.endpoint).acomplete(messages, on_text)
+            return await server.client(self.endpoint).acomplete(messages, on_text, temperature)
         finally:
             server.end()

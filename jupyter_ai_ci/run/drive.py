@@ -185,7 +185,7 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             if isinstance(action, CallModel):
                 book.begin(action)
                 try:
-                    result = model.complete(action.messages, book.text)
+                    result = model.complete(action.messages, book.text, action.temperature)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):
@@ -220,7 +220,7 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
             if isinstance(action, CallModel):
                 book.begin(action)
                 try:
-                    result = await model.acomplete(action.messages, book.text)
+                    result = await model.acomplete(action.messages, book.text, action.temperature)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):

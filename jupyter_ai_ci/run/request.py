@@ -111,6 +111,8 @@ class Run:
             token_budget=session.token_budget(),
             install_missing=s.install_missing,
             answer=s.answer if options.answer is None else ("always" if options.answer else "never"),
+            # Never below the user's own temperature.
+            repeat_temperature=max(s.repeat_temperature, s.temperature) if s.repeat_temperature else 0.0,
         )
         self.endpoint, self.client = session.model(options.model, say)
         # Replay records live beside the notebook; a driver that knows no folder keeps none.

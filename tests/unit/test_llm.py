@@ -39,7 +39,13 @@ def test_reply_text_usage_and_streamed_pieces(model_server: ScriptedOpenAIServer
     assert reply.usage.prompt_tokens > 0
     sent = model_server.requests[0]
     assert sent["messages"] == [{"role": "user", "content": "hi"}]
-    assert sent["stream"] is stream
+    assert sent["stream"] is stream and sent["temperature"] == 0.0
+    # One request at another temperature (a retry stuck on the same code); the next at the endpoint's.
+    model_server.script("a", "b")
+    same = client(model_server, stream=stream)
+    same.complete(HI, temperature=0.7)
+    same.complete(HI)
+    assert [r["temperature"] for r in model_server.requests[-2:]] == [0.7, 0.0]
 
 
 def test_key_is_sent_and_a_wrong_key_is_one_clear_line(model_server: ScriptedOpenAIServer) -> None:

@@ -99,6 +99,10 @@ def test_failed_code_sent_back_is_not_run_and_the_model_is_asked_once_more() -> 
     assert model.requests[2][-1].content.startswith(
         "That is the code that already failed with ZeroDivisionError: boom BAD (line 1)")
     assert not outcome.early_stop
+    # That one request is sampled, so that it can come out different; the others are not.
+    assert model.temperatures == [None, None, 0.7]
+    _, model, _ = run([block("BAD = 1/0"), again, block("ok = 1")], fails_on("BAD"), retries=1, repeat_temperature=0)
+    assert model.temperatures == [None, None, None]
 
 
 def test_failed_code_sent_back_twice_stops_early() -> None:

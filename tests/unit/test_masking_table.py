@@ -242,7 +242,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.sent: list[Message] = []
 
-    def complete(self, messages: list[Message], on_text: object = None) -> ModelReply:
+    def complete(self, messages: list[Message], on_text: object = None, temperature: object = None) -> ModelReply:
         self.sent = list(messages)
         return ModelReply("")
 
