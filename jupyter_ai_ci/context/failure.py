@@ -145,16 +145,17 @@ def _attribute_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str,
             hints.append(f"{name}.{attribute} is not a column of {name}; did you mean {name}[{columns[0]!r}]? "
                          f"{name}'s columns: {_listing(labels)}")
         else:
-            options = close(attribute, [a for a in dir(type(obj)) if not a.startswith("_")])
-            if options:
-                hints.append(f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?")
+            hints += _closest_attribute(type_name, attribute, obj)
         break
     if not hints and isinstance(error, AttributeError) and getattr(error, "name", None) == attribute:
         # Not a variable (``df['date'].dt.weekday_name``): the exception knows its object (3.10+).
-        options = close(attribute, [a for a in dir(type(error.obj)) if not a.startswith("_")])
-        if options:
-            hints.append(f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?")
+        hints += _closest_attribute(type_name, attribute, error.obj)
     return hints
+
+
+def _closest_attribute(type_name: str, attribute: str, obj: Any) -> list[str]:
+    options = close(attribute, [a for a in dir(type(obj)) if not a.startswith("_")])
+    return [f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?"] if options else []
 
 
 def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list[str]:

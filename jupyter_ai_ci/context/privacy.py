@@ -202,11 +202,12 @@ def _mask_matches(text: str, pattern: re.Pattern[str], check: Callable[[re.Match
 
 def _mask_assignments(text: str) -> str:
     # The value test first: it is cheaper and rejects most literals.
-    text = _mask_matches(text, _LITERAL_AFTER,
-                         lambda m: is_credential_like(m.group("value")) and _secret_target(text, m.start()))
-    if "," not in text:
-        return text
-    return _mask_matches(text, _LITERAL_PAIR,
+    source = text
+    masked = _mask_matches(source, _LITERAL_AFTER,
+                           lambda m: is_credential_like(m.group("value")) and _secret_target(source, m.start()))
+    if "," not in masked:
+        return masked
+    return _mask_matches(masked, _LITERAL_PAIR,
                          lambda m: is_credential_like(m.group("value")) and holds_secret(m.group("name")))
 
 

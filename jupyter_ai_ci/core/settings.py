@@ -24,5 +24,6 @@ class LoopSettings:
     install_missing: bool = True  # offer to %pip install a missing module, then re-run
     answer: AnswerMode = "auto"  # end with an answer in words: see core/answer.py
     # The request after the model sent back code that already failed is sampled at this
-    # temperature (if above the endpoint's): at temperature 0 the same prompt gets the same code.
+    # temperature (the run keeps it at or above the endpoint's): at temperature 0 the same
+    # prompt gets the same code.  0: not sampled.
     repeat_temperature: float = 0.7
