@@ -124,12 +124,12 @@ function EntryView(props: {
         <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>
           {e.text}
           {e.tokens && (
+            // The line above already says the total: this one splits it.
             <div
               className="jp-aici-msg-usage"
               title={`This request: ${e.tokens.prompt} prompt + ${e.tokens.completion} completion tokens`}
             >
-              {compact(e.tokens.prompt + e.tokens.completion)} tokens ({compact(e.tokens.prompt)} in ·{' '}
-              {compact(e.tokens.completion)} out)
+              {compact(e.tokens.prompt)} in · {compact(e.tokens.completion)} out
             </div>
           )}
           {e.replayed && (
