@@ -3,7 +3,9 @@ collecting everything the kernel sent back."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,8 +69,11 @@ def start_kernel(env: dict[str, str], cwd: str | None = None) -> tuple[KernelMan
     # A notebook kernel shows figures inline, whatever the test process uses.
     full["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     # A fresh folder per kernel unless told: replay records never leak into the repo.
-    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60,
-                              cwd=cwd or tempfile.mkdtemp(prefix="aici-kernel-"))
+    if cwd is None:
+        cwd = tempfile.mkdtemp(prefix="aici-kernel-")
+        # Removed when the test process ends (the kernel is long gone by then), not left in /tmp.
+        atexit.register(shutil.rmtree, cwd, True)
+    km, kc = start_new_kernel(kernel_name="python3", env=full, startup_timeout=60, cwd=cwd)
     return km, kc
 
 
