@@ -21,6 +21,7 @@ import re
 import sys
 import types
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from jupyter_ai_ci.context.closenames import close, mean
@@ -40,6 +41,7 @@ _DTYPE_ARG = re.compile(r"dtype='[^']*'")
 _ATTRIBUTE = re.compile(r"'([\w.]+)' object has no attribute '(\w+)'|module '([\w.]+)' has no attribute '(\w+)'")
 _NAME = re.compile(r"name '(\w+)' is not defined")
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}")
+_BUILTIN_NAMES = dir(builtins)  # for "did you mean"; read once, not sorted again per failure
 _IMPORTS = {"pd": "import pandas as pd", "np": "import numpy as np", "plt": "import matplotlib.pyplot as plt",
             "sns": "import seaborn as sns", "stats": "from scipy import stats", "math": "import math",
             "datetime": "import datetime", "os": "import os", "re": "import re", "json": "import json",
@@ -169,7 +171,7 @@ def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> lis
     for name in names:  # a column used as if it were a variable
         if word in _labels(ns.get(name)) and _is_frame(ns.get(name)):
             return [f"{word!r} is a column of {name}, not a variable: use {name}[{word!r}]."]
-    pool = [n for n in ns if not n.startswith("_")] + dir(builtins)
+    pool = [n for n in ns if not n.startswith("_")] + _BUILTIN_NAMES
     options = close(word, pool)
     return [f"{word!r} is not defined. Did you mean {mean(options)}?"] if options else []
 
@@ -178,12 +180,18 @@ def _importable(name: str) -> bool:
     """A top-level module that is installed (found, not imported: nothing of it runs).  Not one
     in the working directory: a file someone left there, named like the missing variable, is
     not a module to tell the model to import."""
-    here = os.path.abspath(os.getcwd())
-    path = [p for p in sys.path if p and os.path.abspath(p) != here]
     try:
-        return name in sys.builtin_module_names or importlib.machinery.PathFinder.find_spec(name, path) is not None
+        return name in sys.builtin_module_names or \
+            importlib.machinery.PathFinder.find_spec(name, _search_path(os.getcwd(), tuple(sys.path))) is not None
     except (ImportError, ValueError, OSError):
         return False
+
+
+@lru_cache(maxsize=4)
+def _search_path(cwd: str, path: tuple[str, ...]) -> tuple[str, ...]:
+    """``sys.path`` without the working directory (made again only when either changes)."""
+    here = os.path.abspath(cwd)
+    return tuple(p for p in path if p and os.path.abspath(p) != here)
 
 
 def _file_hints(evalue: str, cwd: str) -> list[str]:

@@ -38,6 +38,7 @@ from jupyter_ai_ci.events import (
     Usage,
 )
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.astutil import parse_cell
 from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -94,7 +95,7 @@ def code_key(code: Sequence[str]) -> tuple[str, ...]:
     key = []
     for block in code:
         try:
-            key.append(ast.dump(ast.parse(block)))
+            key.append(ast.dump(parse_cell(block)))  # the tree the attempt's scan parsed (kept)
         except (SyntaxError, ValueError):
             key.append("\n".join(line.strip() for line in block.splitlines() if line.strip()))
     return tuple(key)
@@ -188,7 +189,8 @@ def agent_loop(
                 cells.extend(Cell(c, step, ExecutionResult()) for c in code)
                 return outcome("not-run", answer=reply.text)
 
-            if not again and previous is not None and code_key(code) in failed_code:
+            key = code_key(code) if previous is not None else None  # once per attempt, when needed
+            if not again and previous is not None and key in failed_code:
                 # The fix is code that already failed: in the same state it fails the same way, so it
                 # is not run.  The model is asked once more, plainly; sent back again, the run stops.
                 if repeated:
@@ -217,7 +219,7 @@ def agent_loop(
 
             error = attempt.error
             assert error is not None
-            failed_code.add(code_key(code))
+            failed_code.add(key if key is not None else code_key(code))
             missing = policy.missing_module(error)
             if settings.install_missing and missing and missing.package not in installed:
                 installed.add(missing.package)
