@@ -73,10 +73,18 @@ class ShellExecutor:
         return self.transaction.begin(code)
 
     def rollback(self) -> TransactionReport:
+        self._let_go()
         return self.transaction.rollback()
 
     def commit(self) -> None:
+        self._let_go()
         self.transaction.commit()
+
+    def _let_go(self) -> None:
+        # The attempt is over: a failure nobody inspected (an interrupted run) must not keep its
+        # exception, and with it the failed code's frames and their objects, on the shell.
+        if LAST_FAILURE in vars(self.shell):
+            delattr(self.shell, LAST_FAILURE)
 
     def install(self, package: str) -> ExecutionResult:
         """``%pip install`` into this kernel's own environment (``%pip`` uses

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_ai_ci.executors.shell import ShellExecutor
+from jupyter_ai_ci.executors.shell import LAST_FAILURE, ShellExecutor
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,6 +32,19 @@ def test_checkpoint_rollback_through_run_cell(shell: Any) -> None:
     ns = shell.user_ns
     assert ns["frame"]["x"].tolist() == [1, 2] and ns["seen"][0] is ns["frame"] and len(ns["seen"]) == 1
     assert "created" not in ns and "created" in undone.dropped
+
+
+def test_a_failure_never_inspected_is_let_go_with_its_attempt(shell: Any) -> None:
+    # Kept on the shell for the fix request's hints; an attempt undone without them (an
+    # interrupted run) must not leave its exception, and the frames it holds, behind.
+    ex = ShellExecutor(shell)
+    code = "big = bytearray(10)\nraise ValueError('no')"
+    for undo in (ex.rollback, ex.commit):
+        ex.checkpoint([code])
+        assert ex.execute(code).error is not None
+        assert isinstance(getattr(shell, LAST_FAILURE), ValueError)
+        undo()
+        assert not hasattr(shell, LAST_FAILURE)
 
 
 def test_timeout_interrupts_sleep_and_busy_loops(shell: Any) -> None:
