@@ -16,7 +16,8 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from jupyter_ai_ci.context.privacy import MASK, SECRET_VALUE, is_secret_name
+from jupyter_ai_ci.context.privacy import SECRET_VALUE
+from jupyter_ai_ci.context.secretnames import MASK, is_secret_name
 
 MAX_COLUMNS = 40  # columns listed with dtypes in a full description
 COMPACT_COLUMNS = 8  # column names in a one-line description

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ai_ci.context.describe import _table
-from jupyter_ai_ci.context.privacy import MASK, SECRET_VALUE, is_secret_name
+from jupyter_ai_ci.context.privacy import SECRET_VALUE
+from jupyter_ai_ci.context.secretnames import MASK, is_secret_name
 
 MAX_NAME = 40  # characters of a column name
 MAX_VALUE = 24  # characters of a sample value

@@ -16,14 +16,21 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
+from jupyter_ai_ci.context.codesecrets import mask_assignments, mask_matches
+from jupyter_ai_ci.context.secretnames import (
+    MASK,
+    MIN_SECRET_LEN,
+    holds_secret,
+    is_credential_like,
+    is_placeholder,
+    is_secret_name,
+    may_be_secret,
+)
 from jupyter_ai_ci.events import Message, ModelReply
 from jupyter_ai_ci.text import head_tail
 
-MASK = "***"
-SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth(?!or)", re.IGNORECASE)
 SECRET_VALUE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-…)
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
@@ -35,143 +42,11 @@ SECRET_VALUE = re.compile(
     r")"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
 )
-# Does a *name* say that its value is a secret?  Two answers on purpose.
-# ``is_secret_name`` (broad, SECRET_NAME above): the value of such a variable
-# is never *described* in the context; describing less costs little.
-# ``holds_secret`` (narrow, below): the value of such a name is masked
-# wherever it appears, and a string literal after it in code is masked, so
-# a wrong "yes" blanks useful text (``KeyError: 'Price'``, ``join_key =
-# "customer_id"``).  The name is split into words (snake_case, kebab-case,
-# camelCase) and says secret when a word is one of _SECRET_WORDS (or a glued
-# word ends with one: ``dbpassword``, ``MYTOKEN``), or is ``key`` after one of
-# _KEY_KINDS (``api_key``, ``secretAccessKey``; a bare ``key``, ``sort_key``,
-# ``KeyError`` are not), or is ``pwd`` after another word (``db_pwd``; a bare
-# ``pwd``/``PWD`` is the working directory) -- and no word after it says the
-# name is *about* the secret rather than holding it (``token_count``,
-# ``api_key_count``, ``password_reset_count``, ``token_url``, ``TokenError``).
-_SECRET_WORDS = frozenset({"secret", "secrets", "password", "passwords", "passwd", "passphrase", "token",
-                           "credential", "credentials", "apikey"})
-_GLUED_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey", "privatekey",
-                  "credential", "credentials")
-_KEY_KINDS = frozenset({"api", "access", "secret", "private", "signing", "encryption", "master", "ssh"})
-_ABOUT_WORDS = frozenset({
-    "count", "counts", "num", "number", "len", "length", "size", "limit", "limits", "max", "min", "total",
-    "url", "uri", "urls", "endpoint", "host", "port", "path", "paths", "file", "filename", "files", "dir",
-    "folder", "name", "names", "env", "var", "variable", "col", "cols", "column", "columns", "field", "fields",
-    "header", "id", "ids", "index", "idx", "type", "types", "kind", "label", "prefix", "suffix", "pattern",
-    "regex", "format", "fmt", "expiry", "expires", "expiration", "ttl", "reset", "resets", "policy",
-    "required", "enabled", "hint", "prompt", "usage", "budget", "rate", "ratio", "cost", "error", "errors",
-    "exception", "warning", "warnings", "manager", "provider", "loader", "store", "form", "input",
-})
-_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# In source code: a string literal assigned to (or passed as) a secret-named
-# target, e.g. ``API_KEY = "abc"``, ``os.environ["HF_TOKEN"] = 'x'``,
-# ``connect(password="x")``, ``{"api_key": "x"}``.  The literal goes, the
-# code's shape stays.  Anchored on the ``=``/``:`` and its quote (rare), with
-# the name read backwards by hand: a regex starting at every word is ~30x slower.
-_LITERAL_AFTER = re.compile(r"""[=:][ \t]*[rbuf]{0,2}(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""", re.IGNORECASE)
-# Values shorter than this are not masked by value (``pin = "a"`` would mask every "a").
-MIN_SECRET_LEN = 8
-# A credential-like value (what a literal after a secret name must be to be
-# masked): at least MIN_SECRET_LEN characters, no whitespace (a quoted text
-# with spaces after ``password:`` is prose or a message, not a key; notebook
-# variables may hold a passphrase, see secret_values), not a placeholder
-# (``{password}``, ``${DB_PASSWORD}``, ``%(pw)s``, ``<token>``, ``****``), and
-# not a plain word: letters-only words, each lowercase, Capitalized/CamelCase
-# or UPPERCASE, joined by ``_``, ``-`` or ``.``, optionally ending in a
-# separated number (``customer_id``, ``order-date``, ``Unit_Price``,
-# ``OPENAI_API_KEY``, ``credentials.json``, ``col_2024``).  Such a value under
-# a secret-looking name is almost always a column, an env var's name or a
-# file, and masking it blanks what the model needs.  Generated keys mix
-# letters and digits (``hunter2-the-key``, ``password123`` are credential-like).
-# (Each hump starts at its capital, so the pattern cannot backtrack badly.)
-_WORD_PART = r"(?:[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+)"
-_PLAIN_WORD = re.compile(rf"{_WORD_PART}(?:[_.-]{_WORD_PART})*(?:[_.-][0-9]+)?")
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}|\$\{?\w+\}?|%\(?\w*\)?s|<[^<>]*>|\*+|[xX]+|\.+")
 # A password in a URL's user info (``postgres://user:pass@host``): the scheme,
 # user and host stay.  Anchored on ``://`` (a literal prefix re scans for fast).
 _URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@?#'\"]*):(?P<value>[^\s/?#'\"]+)@(?=[^\s/@])")
 # ``Authorization: Bearer <token>`` in headers, printed requests, logs.
 _AUTH_HEADER = re.compile(r"\b(?:Bearer|Basic)[ \t]+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)", re.IGNORECASE)
-
-
-def is_secret_name(name: str) -> bool:
-    """Broad, as users expect (``*key*``, ``*token*``…): such a variable's value is never described."""
-    return SECRET_NAME.search(name) is not None
-
-
-@lru_cache(maxsize=4096)  # asked of every string-valued variable before each model call
-def holds_secret(name: str) -> bool:
-    """Narrower: the value of such a name is masked wherever it appears (see the rules above)."""
-    words = [w.lower() for w in _NAME_WORD.findall(name)]
-    for i, word in enumerate(words):
-        if (word in _SECRET_WORDS
-                or (word == "key" and i > 0 and words[i - 1] in _KEY_KINDS)
-                or (word == "pwd" and i > 0)
-                or word.endswith(_GLUED_ENDINGS)):
-            return not any(w in _ABOUT_WORDS for w in words[i + 1:])
-    return False
-
-
-def _may_be_secret(value: str) -> bool:
-    """Long enough, not a plain word, not a placeholder (whitespace allowed: a passphrase)."""
-    return (len(value) >= MIN_SECRET_LEN and _PLAIN_WORD.fullmatch(value) is None
-            and _PLACEHOLDER.fullmatch(value) is None)
-
-
-def is_credential_like(value: str) -> bool:
-    """A value that may be a credential (see the rules above _PLAIN_WORD)."""
-    return _may_be_secret(value) and not any(ch.isspace() for ch in value)
-
-
-def _name_start(text: str, end: int) -> tuple[int, int]:
-    """Where the identifier just before ``end`` is, skipping spaces, a closing quote and ``]``.
-
-    Before an ``=``, the rest of ``==``, ``!=``, ``:=`` is skipped: ``if password == "…"``.
-    """
-    j = end
-    if end < len(text) and text[end] == "=" and j > 0 and text[j - 1] in "=!:":
-        j -= 1
-    while j > 0 and text[j - 1] in " \t":
-        j -= 1
-    if j > 0 and text[j - 1] == "]":
-        j -= 1
-    if j > 0 and text[j - 1] in "'\"":
-        j -= 1
-    start = j
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and j - start < 80:
-        start -= 1
-    return start, j
-
-
-def _name_before(text: str, end: int) -> str:
-    """The identifier just before ``end``, skipping spaces, a closing quote and ``]``."""
-    start, j = _name_start(text, end)
-    return text[start:j]
-
-
-def _secret_target(text: str, anchor: int) -> bool:
-    """Is the target before the ``=``/``:`` at ``anchor`` a secret name?
-
-    Before ``=``, an annotation is looked through: ``api_key: str = "…"``,
-    ``token: Optional[str] = "…"``, ``password: str | None = "…"``.
-    """
-    start, j = _name_start(text, anchor)
-    if holds_secret(text[start:j]):
-        return True
-    if text[anchor] != "=":
-        return False
-    # The annotation: the same line, between a ``:`` and the ``=``, names, brackets, ``|`` only.
-    colon = text.rfind(":", max(text.rfind("\n", 0, anchor) + 1, anchor - 120), anchor)
-    return colon > 0 and _ANNOTATION.fullmatch(text, colon + 1, anchor) is not None \
-        and holds_secret(_name_before(text, colon))
-
-
-_ANNOTATION = re.compile(r"[\w \t\[\],.|]+")
-# Passed by position after a secret name in quotes: ``os.environ.setdefault("API_KEY", "…")``,
-# ``os.getenv("HF_TOKEN", "…")``, ``settings.get('password', '…')``.
-_LITERAL_PAIR = re.compile(r"""(?P<q1>['"])(?P<name>[A-Za-z_][\w.-]{0,79})(?P=q1)[ \t]*,[ \t]*"""
-                           r"""[rbuf]{0,2}(?P<q>['"])(?P<value>[^'"\n]+)(?P=q)""", re.IGNORECASE)
 
 
 # Cheap substring tests before the regexes: Python's re has no fast scan for
@@ -186,33 +61,11 @@ _NAME_WORDS = ("key", "token", "secret", "passw", "passphrase", "credential", "p
 
 def _mask_group(text: str, pattern: re.Pattern[str], check: Callable[[str], bool]) -> str:
     """``text`` with each match's ``value`` group masked where ``check(value)`` holds."""
-    return _mask_matches(text, pattern, lambda m: check(m.group("value")))
-
-
-def _mask_matches(text: str, pattern: re.Pattern[str], check: Callable[[re.Match[str]], bool]) -> str:
-    """``text`` with each match's ``value`` group masked where ``check(match)`` holds."""
-    parts: list[str] = []
-    last = 0
-    for m in pattern.finditer(text):
-        if check(m):
-            parts += [text[last:m.start("value")], MASK]
-            last = m.end("value")
-    return "".join(parts) + text[last:] if parts else text
-
-
-def _mask_assignments(text: str) -> str:
-    # The value test first: it is cheaper and rejects most literals.
-    source = text
-    masked = _mask_matches(source, _LITERAL_AFTER,
-                           lambda m: is_credential_like(m.group("value")) and _secret_target(source, m.start()))
-    if "," not in masked:
-        return masked
-    return _mask_matches(masked, _LITERAL_PAIR,
-                         lambda m: is_credential_like(m.group("value")) and holds_secret(m.group("name")))
+    return mask_matches(text, pattern, lambda m: check(m.group("value")))
 
 
 def _url_password(value: str) -> bool:
-    return _PLACEHOLDER.fullmatch(value) is None
+    return not is_placeholder(value)
 
 
 # Texts in which the patterns below found nothing (the system prompt, earlier turns, cells
@@ -252,7 +105,7 @@ def _mask_patterns(text: str) -> str:
     if "bearer" in lower or "basic" in lower:
         text = _mask_group(text, _AUTH_HEADER, is_credential_like)
     if _contains_any(lower, _NAME_WORDS):
-        text = _mask_assignments(text)
+        text = mask_assignments(text)
     return text
 
 
@@ -292,7 +145,7 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             continue  # history names are not a secret's home, and each may hold anything
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if holds_secret(name) and _may_be_secret(value):
+        if holds_secret(name) and may_be_secret(value):
             found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
 

@@ -76,7 +76,8 @@ def test_the_close_name_shortcut_answers_as_difflib_does() -> None:
 
 
 def test_a_text_found_clean_is_still_masked_for_a_secret_known_later() -> None:
-    from jupyter_ai_ci.context.privacy import MASK, mask_secrets
+    from jupyter_ai_ci.context.privacy import mask_secrets
+    from jupyter_ai_ci.context.secretnames import MASK
 
     phrase = "correct horse battery staple"
     text = f"the password was {phrase} all along"

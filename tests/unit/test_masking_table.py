@@ -13,15 +13,8 @@ import traceback
 import pandas as pd
 import pytest
 
-from jupyter_ai_ci.context.privacy import (
-    MASK,
-    MaskingClient,
-    holds_secret,
-    is_secret_name,
-    mask_secrets,
-    masked_cut,
-    secret_values,
-)
+from jupyter_ai_ci.context.privacy import MaskingClient, mask_secrets, masked_cut, secret_values
+from jupyter_ai_ci.context.secretnames import MASK, holds_secret, is_secret_name
 from jupyter_ai_ci.events import Message, ModelReply
 
 OPENAI_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_ai_ci import tokens
-from jupyter_ai_ci.context.privacy import is_secret_name, mask_secrets, masked_cut, secret_values
+from jupyter_ai_ci.context.privacy import mask_secrets, masked_cut, secret_values
+from jupyter_ai_ci.context.secretnames import is_secret_name
 
 
 @pytest.mark.parametrize("text", [
