@@ -16,7 +16,8 @@ from pathlib import Path
 from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
 from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors.connection import KernelConnection
-from jupyter_ai_ci.executors.kernel import KernelExecutor, LocalKernel
+from jupyter_ai_ci.executors.kernel import KernelExecutor
+from jupyter_ai_ci.executors.local_kernel import LocalKernel
 from jupyter_ai_ci.executors.transact import WHY_NOT
 from jupyter_ai_ci.notebook.document import (
     Node,

@@ -2,7 +2,7 @@
 
 ``KernelExecutor`` turns one ``execute_request`` and the iopub messages it
 causes into an ``ExecutionResult``.  It talks to a ``KernelConnection``: a
-local kernel started with jupyter_client (``LocalKernel``, here) or a kernel on
+local kernel started with jupyter_client (``local_kernel.LocalKernel``) or a kernel on
 a Kernel/Enterprise Gateway (``executors.gateway.GatewayKernel``).  Every wait
 has a receive timeout: when nothing arrives we ask whether the kernel still
 lives, so a dead kernel is an error within seconds, never a hang; when the
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -29,7 +28,6 @@ from jupyter_ai_ci.executors.transact import RemoteTransactions
 from jupyter_ai_ci.text import strip_ansi
 
 # Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
-INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _CELL_LINE = re.compile(r"Cell In\[(\d+)\], line (\d+)")
 
 
@@ -190,81 +188,3 @@ def _with_count(outputs: list[dict[str, Any]], count: int | None) -> tuple[dict[
         if out["output_type"] == "execute_result":
             out["execution_count"] = count
     return tuple(outputs)
-
-
-class LocalKernel:
-    """A kernel on this machine, started with jupyter_client's async manager."""
-
-    def __init__(self, manager: Any, client: Any, name: str) -> None:
-        self.manager = manager
-        self.client = client
-        self.description = f"local {name}"
-
-    @classmethod
-    async def start(cls, kernel_name: str = "python3", cwd: str | None = None,
-                    env: dict[str, str] | None = None, startup_timeout: float = 60.0) -> LocalKernel:
-        from jupyter_client.kernelspec import NoSuchKernel
-        from jupyter_client.manager import AsyncKernelManager
-
-        full = dict(os.environ)
-        full["MPLBACKEND"] = INLINE_BACKEND
-        full.update(env or {})
-        manager = AsyncKernelManager(kernel_name=kernel_name)
-        try:
-            await manager.start_kernel(cwd=cwd, env=full)
-        except NoSuchKernel:
-            raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
-        except Exception as exc:
-            raise KernelError(f"could not start the {kernel_name!r} kernel: {exc}") from None
-        client = manager.client()
-        client.start_channels()
-        try:
-            await client.wait_for_ready(timeout=startup_timeout)
-        except Exception as exc:
-            client.stop_channels()
-            await manager.shutdown_kernel(now=True)
-            raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
-        return cls(manager, client, kernel_name)
-
-    async def send_execute(self, code: str, store_history: bool) -> str:
-        return str(self.client.execute(code, store_history=store_history, allow_stdin=False))
-
-    async def receive_iopub(self, timeout: float) -> dict[str, Any] | None:
-        from queue import Empty
-
-        try:
-            msg: dict[str, Any] = await self.client.get_iopub_msg(timeout=timeout)
-        except Empty:
-            return None
-        return msg
-
-    async def send_expressions(self, expressions: dict[str, str]) -> str:
-        return str(self.client.execute("", silent=True, store_history=False, user_expressions=expressions,
-                                       allow_stdin=False))
-
-    async def receive_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
-        from queue import Empty
-
-        # Replies to the code we ran were never read (iopub says all we need): skip them.
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg: dict[str, Any] = await self.client.get_shell_msg(timeout=left)
-            except Empty:
-                return None
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return dict(msg["content"])
-        return None
-
-    async def interrupt(self) -> None:
-        await self.manager.interrupt_kernel()
-
-    async def is_alive(self) -> bool:
-        return bool(await self.manager.is_alive())
-
-    async def shutdown(self) -> None:
-        self.client.stop_channels()
-        if await self.manager.is_alive():
-            await self.manager.shutdown_kernel(now=True)
-        else:
-            await self.manager.cleanup_resources()

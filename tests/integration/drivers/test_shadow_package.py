@@ -101,7 +101,8 @@ def test_a_package_already_imported_from_the_folder_is_refused_in_one_line(tmp_p
 
 
 async def test_transactions_in_the_kernel_never_import_a_planted_package(tmp_path: Path) -> None:
-    from jupyter_ai_ci.executors.kernel import KernelExecutor, LocalKernel
+    from jupyter_ai_ci.executors.kernel import KernelExecutor
+    from jupyter_ai_ci.executors.local_kernel import LocalKernel
 
     markers, folder = tmp_path / "markers", tmp_path / "shared"
     markers.mkdir()
