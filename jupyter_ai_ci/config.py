@@ -87,8 +87,9 @@ class AICISettings(Configurable):
 
     repeat_temperature = CFloat(
         0.7, min=0.0, max=2.0,
-        help="When a fix is the very code that already failed, the model is asked once more at this "
-        "temperature (at temperature 0 a model tends to send the same code again); 0: never sampled.",
+        help="When a fix is the very code that already failed, the request is asked anew from the "
+        "start at this temperature (at temperature 0 a model tends to send the same code again); "
+        "0: never sampled.",
     ).tag(config=True)
 
     request_timeout = CFloat(

@@ -89,6 +89,18 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
     )
 
 
+def restart_note(attempt: Attempt) -> str:
+    """What the request asked again from the start is told of the attempt that failed twice:
+    the error, its line and the hints, not the code (see ``prompts.RESTART``)."""
+    error = attempt.error
+    assert error is not None
+    block = attempt.code[len(attempt.results) - 1].splitlines()
+    line = block[error.lineno - 1].strip() if error.lineno and 0 < error.lineno <= len(block) else ""
+    hints = "".join(f"\n- {h}" for h in attempt.notes.hints) if attempt.notes else ""
+    return prompts.RESTART.format(error=f"{error.ename}: {error.evalue}", line=line[:200] or "?",
+                                  hints=f"\nHints:{hints}" if hints else "")
+
+
 def code_key(code: Sequence[str]) -> tuple[str, ...]:
     """What makes two replies' code the same: the syntax tree where it parses (comments,
     spacing and blank lines do not count), else the lines without their spacing."""
@@ -110,6 +122,7 @@ def agent_loop(
     """Run one ``%%ask`` request to its end.  See the module docstring."""
     messages: list[Message] = [Message("system", prompts.SYSTEM), *history]
     messages.append(Message("user", prompts.REQUEST.format(context=context, request=request).strip()))
+    opening = len(messages) - 1  # the request itself: a restart asks it again from here
     attempts: list[Attempt] = []
     cells: list[Cell] = []
     usage = Usage()
@@ -139,15 +152,21 @@ def agent_loop(
         return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
                 f"{need - usage.total} more, the budget is {settings.token_budget}")
 
-    def ask(text: str, purpose: Literal["fix", "answer"] = "fix",
-            temperature: float | None = None) -> Generator[Action, Any, ModelReply | str]:
+    def ask(text: str, purpose: Literal["fix", "answer"] = "fix", temperature: float | None = None,
+            restart: bool = False) -> Generator[Action, Any, ModelReply | str]:
         """``text`` goes to the model as the next user message, its reply comes back; or, with
         nothing sent, why not: the request would go over the token budget (the unsent message is
-        dropped too: the conversation kept for the next request holds only what was sent)."""
+        dropped too: the conversation kept for the next request holds only what was sent).
+        ``restart``: the conversation goes back to the request, ``text`` added to it."""
         nonlocal requests, usage
-        messages.append(Message("user", text))
+        before = list(messages)
+        if restart:
+            del messages[opening + 1:]
+            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}")
+        else:
+            messages.append(Message("user", text))
         if why := over_budget():
-            messages.pop()
+            messages[:] = before
             return why
         sent = yield CallModel(tuple(messages), purpose, temperature)
         requests += 1
@@ -192,16 +211,21 @@ def agent_loop(
             key = code_key(code) if previous is not None else None  # once per attempt, when needed
             if not again and previous is not None and key in failed_code:
                 # The fix is code that already failed: in the same state it fails the same way, so it
-                # is not run.  The model is asked once more, plainly; sent back again, the run stops.
+                # is not run.  The model is asked once more; sent back again, the run stops.  In the
+                # first step the request is asked anew from the start, the failure said in words: a
+                # small model copies the code its own earlier replies hold (asked in the conversation,
+                # it sent the same code back more often).  Later steps need the conversation's results.
                 if repeated:
                     return outcome("failed", early=True)
                 repeated = True
+                restart = step == 1
+                yield Notice("repeated", "the model sent back the code that failed; asking "
+                             + ("the request again from the start" if restart else "it once more for a change"),
+                             attempt=len(attempts), step=step)
                 # At temperature 0 a small model answers the same prompt with the same code: this
                 # one request is sampled (settings.repeat_temperature) so that it can come out different.
-                yield Notice("repeated", "the model sent back the code that failed; asking it once more "
-                             "for a change", attempt=len(attempts), step=step)
-                again_reply = yield from ask(prompts.REPEATED.format(error=previous.one_line()),
-                                             temperature=settings.repeat_temperature or None)
+                retry = restart_note(attempts[-1]) if restart else prompts.REPEATED.format(error=previous.one_line())
+                again_reply = yield from ask(retry, temperature=settings.repeat_temperature or None, restart=restart)
                 if isinstance(again_reply, str):
                     return outcome("over-budget", reason=again_reply)
                 reply = again_reply

@@ -56,6 +56,13 @@ That is the code that already failed with {error}; running it again would fail t
 Change the code so that it does not raise this error, and reply with the corrected, complete \
 code in ```python blocks."""
 
+# The model sent back failed code twice in a conversation holding it: a small model copies what
+# its own earlier replies say.  The request is asked again from the start, with what failed told
+# in words (the line, not the code), and sampled.
+RESTART = """\
+Note: an earlier attempt at this request failed with {error}, at the line `{line}`. Write the \
+code another way, so that it does not raise this error.{hints}"""
+
 # Parts of the fix request that appear only when the kernel had something to say.
 FIX_HINTS = """
 Hints:

@@ -143,9 +143,14 @@ def test_failed_code_sent_back_stops_early(kernel: KernelSession, server: Script
     run = kernel.run("%%ask --retries 3\nlast item")
     one_line(run, "RetriesExhausted")
     assert "sent back the code that had failed, so it stopped early" in run.evalue and "IndexError" in run.evalue
-    # The first request, the fix (the same code: not run), the plain ask once more (the same again).
+    # The first request, the fix (the same code: not run), the request asked anew from the start
+    # with the failure said in words (the same code again).
     assert len(server.requests) == 3
-    assert "That is the code that already failed with IndexError" in server.requests[2]["messages"][-1]["content"]
+    again = server.requests[2]["messages"]  # earlier requests' turns, then this one anew
+    assert again[-1]["role"] == "user" and "last item" in again[-1]["content"]
+    assert not any(m["content"] == bad for m in again)  # none of the copies
+    assert "an earlier attempt at this request failed with IndexError" in again[-1]["content"]
+    assert "at the line `result = data[10]`" in again[-1]["content"]
     assert kernel.value("result") == "'before'"
 
 

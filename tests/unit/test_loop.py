@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
-from jupyter_ai_ci.events import CallModel, ErrorInfo, ExecutionResult, Notice
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop, restart_note
+from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, FailureNotes, Message, Notice
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.run.drive import Timings, drive
 
@@ -89,20 +89,42 @@ def test_zero_retries_means_one_attempt() -> None:
     assert outcome.status == "failed" and len(outcome.attempts) == 1 and len(model.requests) == 1
 
 
-def test_failed_code_sent_back_is_not_run_and_the_model_is_asked_once_more() -> None:
+def test_failed_code_sent_back_is_not_run_and_the_request_is_asked_anew() -> None:
     # The same code, reformatted and with a comment: the same syntax tree, so the same code.
     again = block("# fixed\nBAD  =  1/0")
     outcome, model, ex = run([block("BAD = 1/0"), again, block("ok = 1")], fails_on("BAD"), retries=1)
-    assert outcome.status == "success" and len(outcome.attempts) == 2
+    assert outcome.status == "success" and len(outcome.attempts) == 2 and not outcome.early_stop
     assert ex.ran == ["BAD = 1/0", "ok = 1"]  # the copy never ran
     assert len(model.requests) == 3
-    assert model.requests[2][-1].content.startswith(
-        "That is the code that already failed with ZeroDivisionError: boom BAD (line 1)")
-    assert not outcome.early_stop
+    # Asked anew from the start: the conversation that holds the failed code twice (which a small
+    # model copies) is not sent; the error and its line are said in words.
+    restarted = model.requests[2]
+    assert [m.role for m in restarted] == ["system", "user"]
+    assert restarted[1].content == (
+        "ctx\n## Request\ndo it\n\nNote: an earlier attempt at this request failed with ZeroDivisionError: "
+        "boom BAD, at the line `BAD = 1/0`. Write the code another way, so that it does not raise this error.")
+    assert outcome.messages[1:] == (restarted[1], Message("assistant", block("ok = 1")))  # what is kept
     # That one request is sampled, so that it can come out different; the others are not.
     assert model.temperatures == [None, None, 0.7]
     _, model, _ = run([block("BAD = 1/0"), again, block("ok = 1")], fails_on("BAD"), retries=1, repeat_temperature=0)
     assert model.temperatures == [None, None, None]
+
+
+def test_failed_code_sent_back_in_a_later_step_is_asked_about_in_the_conversation() -> None:
+    # Step 2 builds on step 1's results: the conversation is kept and the model told plainly.
+    replies = [block("a = 1"), block("BAD = 1/0"), block("BAD = 1/0"), block("ok = 1"), "Done."]
+    outcome, model, ex = run(replies, fails_on("BAD"), steps=2, retries=1)
+    assert outcome.status == "success" and ex.ran == ["a = 1", "BAD = 1/0", "ok = 1"]
+    assert model.requests[3][-1].content.startswith(
+        "That is the code that already failed with ZeroDivisionError: boom BAD (line 1)")
+    assert "ran a = 1" in model.requests[3][3].content  # step 1's output is still there
+
+
+def test_a_restart_carries_the_hints_of_the_failure() -> None:
+    attempt = Attempt(1, 1, ("import pandas as pd\ndf['dept']",), (ExecutionResult(error=ErrorInfo(
+        "KeyError", "'dept'", "KeyError: 'dept'", 2)),), notes=FailureNotes((), ("Did you mean 'department'?",)))
+    assert restart_note(attempt).endswith("at the line `df['dept']`. Write the code another way, so that it "
+                                          "does not raise this error.\nHints:\n- Did you mean 'department'?")
 
 
 def test_failed_code_sent_back_twice_stops_early() -> None:
