@@ -9,7 +9,7 @@ console).  ``RichReporter`` feeds it from the loop's events and updates one
 display (``display_id``), at most every ``INTERVAL`` seconds while text
 streams, and at once when something happens.
 
-At the end the view is one line (``✓ done in 2 attempts · 1.3 k tokens ·
+At the end the view is one line (``✓ done in 2 attempts · 1.3k tokens ·
 3.4 s``) whose details fold under it, and the answer in words below.
 """
 

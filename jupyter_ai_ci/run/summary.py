@@ -1,7 +1,7 @@
 """What a run came to, in one line: the same facts and words for every driver.
 
 The magic shows ``line()`` as its compact status (``✓ done in 2 attempts ·
-1.3 k tokens · 3.4 s``), the command line puts the same facts in each
+1.3k tokens · 3.4 s``), the command line puts the same facts in each
 notebook's result line, and the sidebar's done message carries
 ``sentence()``.  Written once here so that the three never drift apart.
 """
@@ -14,11 +14,13 @@ from jupyter_ai_ci.events import Outcome
 
 
 def tokens_text(n: int) -> str:
-    """``850 tokens``, ``1.3 k tokens``, ``12 k tokens``: read at a glance, not audited."""
+    """``850 tokens``, ``1.3k tokens``, ``12k tokens``, ``2k tokens``: read at a glance, not
+    audited; written as the chat panel writes its numbers (widget.tsx ``compact``)."""
     if n < 1000:
         return f"{n} token{'' if n == 1 else 's'}"
-    k = n / 1000
-    return f"{k:.1f} k tokens" if k < 10 else f"{k:.0f} k tokens"
+    value, unit = (n / 1e3, "k") if n < 1e6 else (n / 1e6, "M")
+    number = f"{value:.1f}".removesuffix(".0") if value < 10 else f"{round(value)}"
+    return f"{number}{unit} tokens"
 
 
 def seconds_text(seconds: float) -> str:
@@ -76,12 +78,12 @@ class Summary:
         return parts
 
     def line(self) -> str:
-        """``✓ done in 2 attempts · 1.3 k tokens · 3.4 s``"""
+        """``✓ done in 2 attempts · 1.3k tokens · 3.4 s``"""
         mark = "✓" if self.ok and self.status != "not-run" else ("·" if self.ok else "✗")
         return " · ".join([f"{mark} {self.what()}", *self.figures()])
 
     def sentence(self) -> str:
-        """The line as a sentence, for a chat message: ``Done in 2 attempts · 1.3 k tokens.``"""
+        """The line as a sentence, for a chat message: ``Done in 2 attempts · 1.3k tokens.``"""
         text = " · ".join([self.what(), *self.figures()])
         return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 

@@ -83,7 +83,7 @@ def test_markdown_is_rendered_and_code_wraps_with_a_copy_button(
     # Usage of this message, beside the session's.
     # The total is said once, in the status line; the line under it splits it.
     done = panel.locator(".jp-aici-done")
-    assert done.inner_text().count("tokens") == 1 and "1.6 k tokens" in done.inner_text()
+    assert done.inner_text().count("tokens") == 1 and "1.6k tokens" in done.inner_text()
     assert panel.locator(".jp-aici-done .jp-aici-msg-usage").inner_text() == "1.5k in · 120 out"
     picture(page, "panel-lab.png")
 

@@ -97,13 +97,14 @@ def outcome(status: str, attempts: int = 1, **kw: object) -> Outcome:
 
 
 def test_one_line_for_every_ending() -> None:
-    assert tokens_text(850) == "850 tokens" and tokens_text(1300) == "1.3 k tokens"
-    assert tokens_text(12400) == "12 k tokens"
-    assert summarize(outcome("success", 2), 3.44).line() == "✓ done in 2 attempts · 1.3 k tokens · 3.4 s"
+    assert tokens_text(850) == "850 tokens" and tokens_text(1300) == "1.3k tokens"
+    assert tokens_text(12400) == "12k tokens" and tokens_text(2000) == "2k tokens" and tokens_text(1) == "1 token"
+    assert tokens_text(2_500_000) == "2.5M tokens"
+    assert summarize(outcome("success", 2), 3.44).line() == "✓ done in 2 attempts · 1.3k tokens · 3.4 s"
     assert summarize(Outcome("success"), 0.1, replayed=True).line() == \
         "✓ done in 0 attempts · replayed, no model call · 0.1 s"
     failed = summarize(outcome("failed", 3))
-    assert failed.line() == "✗ gave up after 3 attempts; last error: KeyError: 'regoin' (line 1) · 1.3 k tokens"
+    assert failed.line() == "✗ gave up after 3 attempts; last error: KeyError: 'regoin' (line 1) · 1.3k tokens"
     assert failed.sentence().startswith("Gave up after 3 attempts") and failed.sentence().endswith(".")
     assert summarize(outcome("refused", reason="refused by policy: x")).line().startswith("✗ refused by policy: x")
     assert summarize(Outcome("answered", answer="It has 3 rows.", requests=1, usage=Usage(5, 5))).sentence() == \
