@@ -87,15 +87,15 @@ def replay_key(request: str, options: dict[str, Any], model: str,
 def earlier_requests(request: str, conversation: Sequence[Message]) -> list[str]:
     """The conversation a request was first asked in.
 
-    Re-running a cell in the same kernel finds its own earlier exchange in the
-    conversation; cutting from the last occurrence of the same request gives
-    the conversation it had the first time, so the rerun replays.
+    Re-running a cell in the same kernel finds its own earlier exchanges in the
+    conversation; cutting at the first occurrence of the same request gives the
+    conversation it had the first time, so every rerun replays (cut at the last,
+    the third run saw the second in its conversation, and asked the model again).
     """
     asked = [m.content for m in conversation if m.role == "user"]
-    if request.strip() in (a.strip() for a in asked):
-        last = max(i for i, a in enumerate(asked) if a.strip() == request.strip())
-        asked = asked[:last]
-    return asked
+    wanted = request.strip()
+    first = next((i for i, a in enumerate(asked) if a.strip() == wanted), None)
+    return asked if first is None else asked[:first]
 
 
 def replies_from_outcome(outcome: Outcome) -> tuple[str, ...]:

@@ -109,6 +109,20 @@ def test_replay_shows_the_answer_and_calls_no_model(model_server: ScriptedOpenAI
     assert len(model_server.requests) == 2  # the first run's two; the replay made none
 
 
+def test_a_cell_run_three_times_in_one_kernel_asks_the_model_once(
+        model_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    model_server.script(CODE)
+    km, kc = _kernel(model_server, tmp_path)
+    try:
+        runs = [run_cell(kc, "%%ask --no-answer\nWhich region has the highest total revenue?") for _ in range(3)]
+        assert all(run.status == "ok" for run in runs)
+        assert ["replayed, no model call" in run.shown for run in runs] == [False, True, True]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert len(model_server.requests) == 1
+
+
 def test_a_record_without_an_answer_replays_without_calling_the_model(
         model_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
     model_server.script(CODE)

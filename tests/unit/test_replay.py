@@ -67,6 +67,9 @@ def test_a_rerun_in_the_same_kernel_sees_the_conversation_it_was_first_asked_in(
     convo = [Message("user", "load"), Message("assistant", "x"), Message("user", "plot"), Message("assistant", "y")]
     assert earlier_requests("plot", convo) == ["load"]
     assert earlier_requests("new one", convo) == ["load", "plot"]
+    # Run a third time: the first two runs are in the conversation, and it is still the first's.
+    again = [*convo, Message("user", "plot "), Message("assistant", "y")]
+    assert earlier_requests("plot", again) == ["load"]
 
 
 def test_store_roundtrip_clear_and_corrupt_file(tmp_path: Path) -> None:
