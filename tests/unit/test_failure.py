@@ -152,3 +152,20 @@ def test_an_attribute_of_no_variable_and_a_module_not_imported(staff_csv: Path) 
     (staff_csv.parent / "totals.py").write_text("raise SystemExit('ran')\n")
     [hint] = inspect_failure(ns, ["totals + 1"], *failing("totals + 1", ns)).hints
     assert "import" not in hint  # a did-you-mean among the names, not `import totals`
+
+
+@pytest.mark.parametrize(("code", "says"), [
+    ("t = e.groupby('dept')['salary', 'emp_id'].sum()", "selected with a list, not a tuple"),
+    ("e = e.append(e)", "use pd.concat([df, other])"),
+    ("days = pd.to_datetime(e['hire_date']).dt.days", "subtract first, e.g. (end - start).dt.days"),
+    ("means = e.groupby('emp_id').mean()", "select the numeric column(s) first"),
+    ("for k, v in e['dept'].iteritems(): pass", "use .items()"),
+])
+def test_an_api_pandas_changed_is_said_in_its_current_form(staff_csv: Path, code: str, says: str) -> None:
+    # Code written from older pandas: the exception says what failed, the hint the way that works
+    # now (before any "did you mean", which for .dt.days would point at .day).  Real exceptions
+    # from the installed pandas, on both the newest and the oldest versions we test.
+    ns: dict[str, Any] = {}
+    ename, evalue = failing(f"import pandas as pd\ne = pd.read_csv('employees.csv')\n{code}", ns)
+    [hint] = inspect_failure(ns, [code], ename, evalue, error=sys.last_value).hints
+    assert says in hint
