@@ -71,6 +71,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--request-timeout", type=float, default=120.0, help="seconds per model request")
     p.add_argument("--gateway-url", default=os.environ.get("JUPYTER_GATEWAY_URL", ""))
     p.add_argument("--gateway-token", default=os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN", ""))
+    p.add_argument("--fix-from-start", choices=("auto", "always", "never"), default="auto",
+                   help="AICISettings.fix_from_start (auto: anew for the local model, in the conversation else)")
     p.add_argument("--log", action="store_true", help="real model: write every request and reply to "
                    "requests.jsonl in the output directory")
     p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
@@ -126,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"success_rate: {exc}") from None
         jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
         group = "by_category"
+    # The bench makes the local model's client itself: what 'auto' means for it is said here.
+    fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
+                         fix_from_start=fix,
                          gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout,
                          log=out / "requests.jsonl" if args.log and not args.scripted else None)
     started = time.perf_counter()
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
     meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
-            "tasks": len(tasks),
+            "tasks": len(tasks), "fix_from_start": fix,
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(out / "success.json", meta, as_records(runs), summary)

@@ -92,6 +92,14 @@ class AICISettings(Configurable):
         "0: never sampled.",
     ).tag(config=True)
 
+    fix_from_start = CaselessStrEnum(
+        ["auto", "always", "never"], default_value="auto",
+        help="How a failed attempt in a request's first step is fixed: 'always' asks the request anew, "
+        "the error, its line and the hints said in words (a small model tends to copy the failed code "
+        "it is shown); 'never' asks in the conversation, with the failed code's traceback; 'auto': anew "
+        "for the local model the [local] extra runs, in the conversation for any other endpoint.",
+    ).tag(config=True)
+
     request_timeout = CFloat(
         120.0, min=1.0, help="Seconds to wait for the model before giving up on a request."
     ).tag(config=True)

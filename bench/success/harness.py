@@ -81,6 +81,7 @@ class BenchConfig:
     gateway_token: str = ""
     timeout: float = 120.0
     context_tokens: int = 3000
+    fix_from_start: str = "auto"  # AICISettings.fix_from_start ('always' for the local model: its 'auto')
     log: Path | None = None  # every request and reply, one JSON line each (--log)
 
 
@@ -145,7 +146,8 @@ class Worker:
         # No answer in words either: the checker reads `answer` from the kernel, and the extra call
         # would only add time (a minute a task on the local model).
         settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer="never",
-                                max_context_tokens=config.context_tokens, install_missing=False)
+                                max_context_tokens=config.context_tokens, install_missing=False,
+                                fix_from_start=config.fix_from_start)
         if isinstance(self.model[1], RecordingClient):
             self.model[1].task = task.id
         try:

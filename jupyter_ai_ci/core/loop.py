@@ -263,7 +263,11 @@ def agent_loop(
                 attempt=number,
                 step=step,
             )
-            fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
+            if step == 1 and settings.fix_from_start:
+                # The request anew, the failure in words: a small model shown its failed code copies it.
+                fixed = yield from ask(restart_note(attempt), restart=True)
+            else:
+                fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
             if isinstance(fixed, str):
                 return outcome("over-budget", reason=fixed)
             reply = fixed

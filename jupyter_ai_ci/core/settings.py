@@ -27,3 +27,6 @@ class LoopSettings:
     # temperature (the run keeps it at or above the endpoint's): at temperature 0 the same
     # prompt gets the same code.  0: not sampled.
     repeat_temperature: float = 0.7
+    # A failed attempt in the first step is fixed by asking the request anew, the failure said in
+    # words, instead of in the conversation that shows the failed code (a small model copies it).
+    fix_from_start: bool = False

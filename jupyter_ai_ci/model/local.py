@@ -312,6 +312,9 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
 class LocalClient:
     """``ModelClient`` that starts (or restarts) the local server on first use."""
 
+    # A model small enough for this machine's CPU: fixes are asked from the start (fix_from_start).
+    runs_locally = True
+
     def __init__(self, endpoint: Endpoint, path: Path, say: Callable[[str], None],
                  idle_timeout: float = 0.0) -> None:
         self.endpoint = localized(endpoint, path)

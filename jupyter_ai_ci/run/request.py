@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,9 @@ class Run:
             repeat_temperature=max(s.repeat_temperature, s.temperature) if s.repeat_temperature else 0.0,
         )
         self.endpoint, self.client = session.model(options.model, say)
+        if s.fix_from_start != "never":
+            small = getattr(self.client, "runs_locally", False)  # the [local] extra's model, on this CPU
+            self.settings = replace(self.settings, fix_from_start=s.fix_from_start == "always" or small)
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
         self.store = ReplayStore(Path(replay_dir) / s.replay_file) if replay_dir is not None and s.replay else None
         self.record: Record | None = None

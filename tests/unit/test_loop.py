@@ -120,6 +120,25 @@ def test_failed_code_sent_back_in_a_later_step_is_asked_about_in_the_conversatio
     assert "ran a = 1" in model.requests[3][3].content  # step 1's output is still there
 
 
+def test_fixes_from_the_start_ask_the_request_anew_with_the_failure_in_words() -> None:
+    outcome, model, ex = run([block("BAD = 1/0"), block("BAD = 2/0"), block("ok = 1")], fails_on("BAD"),
+                             retries=2, fix_from_start=True)
+    assert outcome.status == "success" and ex.ran == ["BAD = 1/0", "BAD = 2/0", "ok = 1"]
+    for sent, line in ((model.requests[1], "BAD = 1/0"), (model.requests[2], "BAD = 2/0")):
+        # Never the conversation with the failed code: the request, and the last failure said.
+        assert [m.role for m in sent] == ["system", "user"] and "BAD" not in sent[1].content.split("Note:")[0]
+        assert sent[1].content.endswith(f"failed with ZeroDivisionError: boom BAD, at the line `{line}`. Write "
+                                        "the code another way, so that it does not raise this error.")
+    assert model.temperatures == [None, None, None]  # sampled only when the code comes back the same
+
+
+def test_fixes_in_a_later_step_stay_in_the_conversation_whatever_the_setting() -> None:
+    outcome, model, _ = run([block("a = 1"), block("BAD = 1/0"), block("ok = 1"), "Done."], fails_on("BAD"),
+                            steps=2, fix_from_start=True)
+    assert outcome.status == "success"
+    assert model.requests[2][-1].content.startswith("The code you wrote raised ZeroDivisionError")
+
+
 def test_a_restart_carries_the_hints_of_the_failure() -> None:
     attempt = Attempt(1, 1, ("import pandas as pd\ndf['dept']",), (ExecutionResult(error=ErrorInfo(
         "KeyError", "'dept'", "KeyError: 'dept'", 2)),), notes=FailureNotes((), ("Did you mean 'department'?",)))

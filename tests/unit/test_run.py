@@ -158,3 +158,16 @@ def test_a_kernel_whose_key_the_server_kept_says_so(monkeypatch: pytest.MonkeyPa
     # Not the tiny local model in its place, even with [local] installed: the user has a key.
     with pytest.raises(NoEndpoint, match="kept OPENAI_API_KEY out of this kernel"):
         Run(Session(AICISettings()), "hi").check()
+
+
+@pytest.mark.parametrize(("setting", "local", "expected"), [
+    ("auto", False, False), ("auto", True, True), ("always", False, True), ("never", True, False)])
+def test_fixes_are_asked_anew_for_the_local_model_unless_told(setting: str, local: bool, expected: bool) -> None:
+    client = ScriptedClient([])
+    if local:
+        client.runs_locally = True  # type: ignore[attr-defined]  # as the [local] extra's client says
+    s = Session(AICISettings(fix_from_start=setting), (Endpoint("scripted", base_url="http://x/v1"), client))
+    assert Run(s, "do it").settings.fix_from_start is expected
+    from jupyter_ai_ci.model.local import LocalClient
+
+    assert LocalClient.runs_locally is True  # what "auto" reads on the [local] extra's client
