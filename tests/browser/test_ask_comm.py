@@ -129,7 +129,7 @@ def test_ask_fixes_a_keyerror_from_its_traceback(page: Any, lab: dict[str, Any],
     output = cells.nth(2).locator(".jp-OutputArea-output").first
     shown = output.inner_text()
     # One compact line; the attempts are folded under it.
-    assert re.search(r"✓ done in 2 attempts · [\d.]+ (k )?tokens · \d+\.\d s · 1 new cell below", shown), shown
+    assert re.search(r"✓ done in 2 attempts · [\d.]+k? tokens · \d+\.\d s · 1 new cell below", shown), shown
     assert "KeyError" not in shown and "```" not in shown
     inserted = cells.nth(3)
     assert "groupby('region')" in inserted.locator(".jp-InputArea-editor").inner_text()

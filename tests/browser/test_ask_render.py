@@ -20,7 +20,7 @@ SALES = ("import pandas as pd\n"
 CODE = ("I'll add up the revenue of each region and print the largest.\n"
         "```python\ntotals = sales.groupby('region')['revenue'].sum()\nprint(totals.idxmax(), totals.max())\n```\n")
 ANSWER = "**North** has the highest total revenue: `24.5`."
-STATUS = re.compile(r"✓ done in 1 attempt · [\d.]+ (k )?tokens · \d+\.\d s")
+STATUS = re.compile(r"✓ done in 1 attempt · [\d.]+k? tokens · \d+\.\d s")
 
 
 def run_cells(page: Any, count: int) -> None:
