@@ -12,8 +12,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from jupyter_ai_ci.executors.local_kernel import private_sockets, remove_sockets
 
 HERE = Path(__file__).parent
 BOLD, DIM, END = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")
@@ -36,13 +39,17 @@ def main() -> int:
     source = HERE / "quickstart.ipynb"
     target = HERE / "quickstart.out.ipynb"
     nb = nbformat.read(source, as_version=4)
+    # The kernel listens on Unix sockets only this user can open, as `jupyter ai-ci run`'s does.
+    transport, folder = private_sockets()
     try:
-        NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+        NotebookClient(nb, timeout=1800, allow_errors=True, resources={"metadata": {"path": str(HERE)}},
+                       km=AsyncKernelManager(kernel_name="python3", **transport)).execute()
     except (DeadKernelError, CellTimeoutError) as exc:
         nbformat.write(nb, target)
         print(f"the notebook's kernel stopped: {type(exc).__name__}: {exc}; partial results in {target}")
         return 1
+    finally:
+        remove_sockets(folder)
     nbformat.write(nb, target)
     asks = ok = broken = 0
     for cell in nb.cells:

@@ -18,7 +18,7 @@ from jupyter_ai_ci.errors import KernelError
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
-def _private_sockets() -> tuple[dict[str, str], str | None]:
+def private_sockets() -> tuple[dict[str, str], str | None]:
     """The manager's transport settings, and the folder to remove after the kernel.
 
     Where the platform has them, the kernel listens on Unix sockets in a folder only this
@@ -53,15 +53,15 @@ class LocalKernel:
         full = dict(os.environ)
         full["MPLBACKEND"] = INLINE_BACKEND
         full.update(env or {})
-        transport, folder = _private_sockets()
+        transport, folder = private_sockets()
         manager = AsyncKernelManager(kernel_name=kernel_name, **transport)
         try:
             await manager.start_kernel(cwd=cwd, env=full)
         except NoSuchKernel:
-            _remove(folder)
+            remove_sockets(folder)
             raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
         except Exception as exc:
-            _remove(folder)
+            remove_sockets(folder)
             raise KernelError(f"could not start the {kernel_name!r} kernel: {exc}") from None
         client = manager.client()
         client.start_channels()
@@ -70,7 +70,7 @@ class LocalKernel:
         except Exception as exc:
             client.stop_channels()
             await manager.shutdown_kernel(now=True)
-            _remove(folder)
+            remove_sockets(folder)
             raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
         return cls(manager, client, kernel_name, folder)
 
@@ -116,9 +116,9 @@ class LocalKernel:
             await self.manager.shutdown_kernel(now=True)
         else:
             await self.manager.cleanup_resources()
-        _remove(self.folder)
+        remove_sockets(self.folder)
 
 
-def _remove(folder: str | None) -> None:
+def remove_sockets(folder: str | None) -> None:
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
