@@ -90,8 +90,9 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
 
 
 def restart_note(attempt: Attempt) -> str:
-    """What the request asked again from the start is told of the attempt that failed twice:
-    the error, its line and the hints, not the code (see ``prompts.RESTART``)."""
+    """What a request asked anew from the start is told of the attempt that failed (a fix with
+    ``fix_from_start``, or after a fix that was the failed code again): the error, its line and
+    the hints, not the code (see ``prompts.RESTART``)."""
     error = attempt.error
     assert error is not None
     block = attempt.code[len(attempt.results) - 1].splitlines()
