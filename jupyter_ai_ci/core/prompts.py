@@ -56,9 +56,9 @@ That is the code that already failed with {error}; running it again would fail t
 Change the code so that it does not raise this error, and reply with the corrected, complete \
 code in ```python blocks."""
 
-# The model sent back failed code twice in a conversation holding it: a small model copies what
-# its own earlier replies say.  The request is asked again from the start, with what failed told
-# in words (the line, not the code), and sampled.
+# A fix asked anew from the start (LoopSettings.fix_from_start, or after a fix that was the failed
+# code again): a small model copies what its own earlier replies say, so what failed is told in
+# words (the line, not the code).
 RESTART = """\
 Note: an earlier attempt at this request failed with {error}, at the line `{line}`. Write the \
 code another way, so that it does not raise this error.{hints}"""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,7 @@ class Run:
         s = session.settings
         if options.new:
             session.conversation(thread).clear()
+        self.endpoint, self.client = session.model(options.model, say)
         self.settings = LoopSettings(
             retries=s.retries if options.retries is None else options.retries,
             steps=s.steps if options.steps is None else options.steps,
@@ -113,11 +114,10 @@ class Run:
             answer=s.answer if options.answer is None else ("always" if options.answer else "never"),
             # Never below the user's own temperature.
             repeat_temperature=max(s.repeat_temperature, s.temperature) if s.repeat_temperature else 0.0,
+            # 'auto': anew for the [local] extra's model, small enough for this CPU.
+            fix_from_start=s.fix_from_start == "always" or (
+                s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
         )
-        self.endpoint, self.client = session.model(options.model, say)
-        if s.fix_from_start != "never":
-            small = getattr(self.client, "runs_locally", False)  # the [local] extra's model, on this CPU
-            self.settings = replace(self.settings, fix_from_start=s.fix_from_start == "always" or small)
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
         self.store = ReplayStore(Path(replay_dir) / s.replay_file) if replay_dir is not None and s.replay else None
         self.record: Record | None = None
