@@ -2,9 +2,10 @@
 
 IPython keeps neither the order in which names were bound (the namespace
 dict keeps creation order only) nor the errors cells raised, nor what a cell
-displayed, so a ``post_run_cell`` hook records them.  It costs a pass over the
-namespace's keys per cell (microseconds for hundreds of names) and never
-touches values.
+displayed, so a ``post_run_cell`` hook records them.  Every cell the user runs
+pays for that hook, so it only notes the cell: what the cells bound (their code,
+parsed) and the namespace (names and object ids, never values) are read once
+per request, when the context asks for the order (``recency``).
 
 ``%load_ext`` starts the tracker, so this module is imported at the load and
 must stay cheap: only the standard library modules IPython has loaded
@@ -16,29 +17,72 @@ is imported when a cell first displays something.
 from __future__ import annotations
 
 import ast
+import collections
 import weakref
+from functools import lru_cache
 from typing import Any
 
 
-def _bound_names(source: str) -> set[str]:
-    """Names a cell binds or mutates (``x = …``, ``df["a"] = …``, ``def f``)."""
+@lru_cache(maxsize=64)  # a cell run again (a notebook re-run, a loop of edits) is not walked again
+def _bound_names(source: str) -> frozenset[str]:
+    """Names a cell binds or mutates (``x = …``, ``df["a"] = …``, ``def f``).
+
+    Runs after every cell the user runs, so it costs what a cell costs: the cell is parsed
+    by ``parse_cell``, which skips IPython's transformer for plain Python (most of a
+    parse's time) and keeps the last trees (an attempt's code was parsed by its risk scan)."""
+    # Not at the load (see the module docstring): at the first cell run after it.
+    from jupyter_ai_ci.safety.astutil import parse_cell
+
+    if source.startswith("%%"):  # a cell magic: one call to run_cell_magic, binding nothing
+        return frozenset()
     try:
-        tree = ast.parse(source)
+        tree = parse_cell(source)
     except (SyntaxError, ValueError):
-        return set()
+        return frozenset()
+    # Statements only, not every expression node (most of a tree): a name bound inside an
+    # expression (``(n := …)``) is found by ``recency``'s namespace check instead.
     names: set[str] = set()
-    for node in ast.walk(tree):
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                names.add(base.id)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
+            continue  # its body's names are its own (a ``global`` one is bound when it is called)
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _targets(target, names)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            _targets(node.target, names)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _targets(item.optional_vars, names)
+        elif isinstance(node, ast.Delete):  # ``del df["a"]`` changes df; ``del x`` binds nothing
+            for target in node.targets:
+                if not isinstance(target, ast.Name):
+                    _targets(target, names)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(getattr(node, field, ()))
+    return frozenset(names)
+
+
+def _targets(target: ast.AST, names: set[str]) -> None:
+    """The names an assignment target binds or changes: ``a, (b, *c)``, ``df["x"]``, ``obj.a.b``."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _targets(element, names)
+        return
+    if isinstance(target, ast.Starred):
+        target = target.value
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        names.add(target.id)
+
+
+MAX_UNREAD = 1000  # cells between two requests whose code is read; older ones count by their objects
 
 
 def _display_text(data: dict[str, Any]) -> str:
@@ -55,7 +99,10 @@ class KernelTracker:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.tick = 0
-        self.recency: dict[str, int] = {}
+        self._recency: dict[str, int] = {}
+        self._read = 0  # the tick at which ``recency`` was last read
+        # Cells run since then, (tick, source): parsed when the order is read, not as they run.
+        self._unread: collections.deque[tuple[int, str]] = collections.deque(maxlen=MAX_UNREAD)
         # execution count -> (the cell's source, its error); the source guards
         # against counts restarting after %reset or a new history session.
         self.errors: dict[int, tuple[str, str]] = {}
@@ -63,7 +110,7 @@ class KernelTracker:
         # What a cell displayed (figures, display(df)): IPython keeps no record of it.
         self.displays: dict[int, tuple[str, list[str]]] = {}
         self._pending: list[str] = []
-        self._ids = {name: id(value) for name, value in list(shell.user_ns.items()) if not name.startswith("_")}
+        self._ids = self._user_ids()
 
     def on_display(self, data: Any) -> None:
         """Note what a cell shows (a figure, ``display(df)``): its text stand-in, never its bytes."""
@@ -82,28 +129,39 @@ class KernelTracker:
             return len(hist) - 1
         return count
 
+    def _user_ids(self) -> dict[str, int]:
+        # IPython's _, _iN, _N grow with the history and are never described.
+        return {name: id(value) for name, value in list(self.shell.user_ns.items()) if not name.startswith("_")}
+
+    @property
+    def recency(self) -> dict[str, int]:
+        """Name -> tick of the last cell that bound it (higher is newer), for the names the
+        namespace holds.  A cell's own code says what it binds (the cells run since the last
+        read are parsed now); a name bound where no cell's code shows it (``%run``, ``exec``, a
+        function's ``global``) is found by its new object and counts as bound by the latest
+        cell.  Doing this once per request, not once per cell, keeps a cell cheap, even in a
+        kernel with a long history (IPython keeps two names per cell in the namespace)."""
+        ns = self.shell.user_ns
+        while self._unread:
+            tick, source = self._unread.popleft()
+            for name in _bound_names(source):
+                if name in ns and not name.startswith("_"):
+                    self._recency[name] = tick
+        ids = self._user_ids()
+        for name, ident in ids.items():
+            if self._ids.get(name) != ident and self._recency.get(name, 0) <= self._read:
+                self._recency[name] = self.tick
+        for name in [n for n in self._recency if n not in ids]:
+            del self._recency[name]
+        self._ids, self._read = ids, self.tick
+        return self._recency
+
     def post_run_cell(self, result: Any) -> None:
         self.tick += 1
-        ns = self.shell.user_ns
-        ids = {}
-        for name, value in list(ns.items()):
-            if name.startswith("_"):  # IPython's _, _iN, _N grow with history; never described
-                continue
-            ids[name] = id(value)
-            if self._ids.get(name) != ids[name]:
-                self.recency[name] = self.tick
-        self._ids = ids
         info = getattr(result, "info", None)
         raw = getattr(info, "raw_cell", None)
         if isinstance(raw, str) and len(raw) < 100_000:
-            try:
-                source = self.shell.transform_cell(raw)
-            except Exception:
-                source = raw
-            for name in _bound_names(source) & ids.keys():
-                self.recency[name] = self.tick
-        for name in [n for n in self.recency if n not in ids]:
-            del self.recency[name]
+            self._unread.append((self.tick, raw))
         error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         count = self._history_number(raw, getattr(result, "execution_count", None))
         if self._pending and isinstance(count, int) and isinstance(raw, str):

@@ -3,10 +3,12 @@ errors, exclusions, follow-ups; the model is the scripted HTTP server."""
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import pytest
 
+from jupyter_ai_ci.context.tracker import KernelTracker, tracker_for
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 from jupyter_ai_ci.tokens import count_tokens
 
@@ -59,6 +61,36 @@ def test_most_recently_assigned_first_and_cell_errors(ip: Any, model_server: Scr
     variables = context.split("### Other variables (most recently assigned first)\n")[1].split("###")[0]
     assert variables.splitlines()[:3] == ["gamma: dict len=2 {'a': 1, 'b': 2}", "alpha: int = 3", "beta: int = 2"]
     assert "```python\n1/0\n```\nOutput:\n```\nraised ZeroDivisionError: division by zero\n```" in context
+
+
+def test_names_bound_out_of_sight_count_as_recent_and_a_cell_never_reads_the_namespace(ip: Any) -> None:
+    """A cell's hook reads what its code binds; the namespace is compared when the order is read,
+    so a name bound by ``exec`` or a function's ``global`` is still found (issue #18: a cell in a
+    kernel with a long history stays cheap)."""
+    tracker = tracker_for(ip)
+    run(ip, "older = 1", "def load():\n    global loaded\n    loaded = [1]", "from math import tau",
+        "earlier = 2", "exec('hidden = 3')", "load()", "latest = 4")
+    tick = tracker.recency
+    # Found at the read: as recent as the latest cell, which they ran before.
+    assert tick["hidden"] == tick["loaded"] == tick["latest"] > tick["earlier"] > tick["tau"] > tick["older"]
+
+    class Watched(dict):  # type: ignore[type-arg]
+        reads = 0
+
+        def items(self) -> Any:
+            Watched.reads += 1
+            return super().items()
+
+    shell = types.SimpleNamespace(user_ns=Watched(ip.user_ns), history_manager=None)
+    watched = KernelTracker(shell)
+    Watched.reads = 0
+    for i in range(5):
+        shell.user_ns[f"v{i}"] = i
+        watched.post_run_cell(types.SimpleNamespace(info=types.SimpleNamespace(raw_cell=f"v{i} = {i}"),
+                                                    error_in_exec=None, error_before_exec=None, execution_count=i))
+    assert Watched.reads == 0
+    tick = watched.recency
+    assert [tick[f"v{i}"] for i in range(5)] == [1, 2, 3, 4, 5] and Watched.reads == 1
 
 
 def test_excluded_names_and_secrets_stay_out(ip: Any, model_server: ScriptedOpenAIServer,

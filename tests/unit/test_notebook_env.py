@@ -80,8 +80,13 @@ def test_cells_mentioning_excluded_names_are_left_out() -> None:
 
 def test_bound_names_include_mutation_and_definitions() -> None:
     code = "x = 1\ndf['a'] = 2\nobj.attr.y = 3\ndef f(): z = 4\nclass K: pass\nfor i in r: pass\nprint(q)"
-    assert _bound_names(code) == {"x", "df", "obj", "f", "z", "K", "i"}
+    assert _bound_names(code) == {"x", "df", "obj", "f", "K", "i"}  # z is f's own
     assert _bound_names("x = (") == set()
+    nested = ("a, (b, *c) = t\nwith open(f) as fh, g() as (p, q): pass\ntry:\n  m = 1\nexcept E:\n  n = 2\n"
+              "finally:\n  o[1] += 3\nif x:\n  import numpy as np, os.path\nelse:\n  from math import tau as T\n"
+              "del d['k'], e\nv: int = 3")
+    assert _bound_names(nested) == {"a", "b", "c", "fh", "p", "q", "m", "n", "o", "np", "os", "T", "d", "v"}
+    assert _bound_names("%%time\nx = 1") == set()  # a cell magic's body is the magic's business
 
 
 def test_data_files_are_few_sorted_and_sized(tmp_path: Path) -> None:
