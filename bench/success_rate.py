@@ -135,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
                          gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout,
                          log=out / "requests.jsonl" if args.log and not args.scripted else None)
     started = time.perf_counter()
-    runs = asyncio.run(run_bench(jobs, config, Progress()))
+    try:
+        runs = asyncio.run(run_bench(jobs, config, Progress()))
+    except asyncio.CancelledError:  # SIGTERM: the kernels are shut down, the model server stops at exit
+        print("stopped (SIGTERM); nothing written", file=sys.stderr)
+        return 143
     wall = time.perf_counter() - started
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
-from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
+from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel, stop_on_sigterm
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
@@ -196,6 +196,7 @@ class Worker:
 async def run_bench(jobs: list[Job], config: BenchConfig,
                     progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
     """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
+    stop_on_sigterm()
     shared: tuple[Endpoint, AsyncModelClient] | None = None
     if config.endpoint is not None:
         client: AsyncModelClient = config.client or OpenAIClient(config.endpoint)

@@ -23,11 +23,13 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.headless import (
     EXIT_INTERRUPTED,
     EXIT_MODEL,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     KernelOptions,
     RunResult,
     error_exit,
     run_notebook,
+    stop_on_sigterm,
     summary,
 )
 from jupyter_ai_ci.drivers.terminal import TerminalApprover, TerminalReporter
@@ -152,6 +154,8 @@ class RunApp(JupyterApp):
             results = asyncio.run(run_all(paths, session, request, options, kernel, self.jobs))
         except KeyboardInterrupt:
             self.fail(EXIT_INTERRUPTED, "interrupted; notebooks not yet finished were not changed")
+        except asyncio.CancelledError:  # SIGTERM (stop_on_sigterm)
+            self.fail(EXIT_TERMINATED, "stopped (SIGTERM); notebooks not yet finished were not changed")
         if self.json_file:
             Path(self.json_file).write_text(summary(results) + "\n")
         calls, prompt, completion = session.usage.total()
@@ -166,6 +170,7 @@ async def run_all(paths: list[Path], session: Session, request: str, options: Op
                   jobs: int) -> list[RunResult]:
     """Every notebook, ``jobs`` at a time; each result line printed as it finishes.  One
     session: the token budget per session spans the command's notebooks."""
+    stop_on_sigterm()
     gate = asyncio.Semaphore(jobs)
     asking = asyncio.Lock()  # one question on the terminal at a time
     alone = len(paths) == 1

@@ -8,7 +8,9 @@ part of the interface (scripts and CI branch on them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,7 @@ EXIT_EXISTING = 5  # --run-existing: a cell already in the notebook raised
 EXIT_REFUSED = 6  # the policy refused the code (denied, rejected, or nobody to approve it)
 EXIT_BUDGET = 7  # a token budget would have been exceeded
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # SIGTERM (a CI job's timeout, a container stopping, kill)
 
 @dataclass
 class KernelOptions:
@@ -66,6 +69,17 @@ class RunResult:
     outcome: Outcome | None = None
     timings: Timings = field(default_factory=Timings)
     executions: int = 0
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM cancels the running task as Ctrl-C does: the kernels are shut down and their
+    socket folders removed, the notebooks not yet finished stay as they were.  Left to its
+    default, SIGTERM ends the process at once and the kernels' folders stay in /tmp.  Call
+    it from the task ``asyncio.run`` runs; it raises ``CancelledError`` out of that run."""
+    task = asyncio.current_task()
+    if task is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # Windows; not the main thread
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
 async def start_kernel(options: KernelOptions, cwd: Path) -> KernelConnection:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -182,24 +184,40 @@ def test_a_kernel_that_dies_is_a_clear_error_within_seconds(
     assert (tmp_path / "a.ipynb").read_bytes() == before
 
 
+@pytest.mark.parametrize(("how", "code", "said"), [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "stopped (SIGTERM)"),  # a CI job's timeout, a container stopping
+])
 def test_interrupting_the_command_leaves_the_notebook_valid_and_unchanged(
-        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+        tmp_path: Path, model_server: ScriptedOpenAIServer, how: signal.Signals, code: int, said: str) -> None:
     before = existing_notebook(tmp_path / "a.ipynb", "x = 1")
     model_server.script(py("import os, time\nopen('kernel.pid', 'w').write(str(os.getpid()))\ntime.sleep(60)"))
+    # Where the kernel's private socket folder goes: short, as socket paths must be.
+    temp = Path(tempfile.mkdtemp(prefix="t"))
+    try:
+        interrupt_and_check(tmp_path, temp, before, how, code, said)
+    finally:
+        shutil.rmtree(temp)
+
+
+def interrupt_and_check(tmp_path: Path, temp: Path, before: bytes, how: signal.Signals, code: int,
+                        said: str) -> None:
     # A shell starts background jobs with SIGINT ignored, and children inherit that: give the
     # command the default handler a user's terminal would, wherever the suite itself runs.
     proc = subprocess.Popen([*CLI, "a.ipynb", "--prompt", "wait"], cwd=tmp_path, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "TMPDIR": str(temp)},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (tmp_path / "kernel.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)  # the code is now asleep in the kernel
-    proc.send_signal(signal.SIGINT)
+    assert [p.name[:5] for p in temp.iterdir() if p.is_dir()] == ["aici-"]
+    proc.send_signal(how)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == ("jupyter ai-ci: interrupted; notebooks not yet finished "
-                                            "were not changed")
+    assert proc.returncode == code, err
+    assert err.strip().splitlines()[-1] == f"jupyter ai-ci: {said}; notebooks not yet finished were not changed"
+    assert list(temp.iterdir()) == []  # the kernel's socket folder (and connection file) went with it
     assert (tmp_path / "a.ipynb").read_bytes() == before
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
     # The kernel was shut down, not left running without a client.
