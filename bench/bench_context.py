@@ -94,7 +94,7 @@ def main() -> None:
 
     from jupyter_ai_ci.tokens import count_tokens, counter_name
 
-    ip = InteractiveShell.instance()
+    ip: Any = InteractiveShell.instance()  # IPython is untyped
     ip.run_line_magic("load_ext", "jupyter_ai_ci")
     t0 = time.perf_counter()
     _populate(ip)
