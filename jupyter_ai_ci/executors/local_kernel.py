@@ -55,23 +55,26 @@ class LocalKernel:
         full.update(env or {})
         transport, folder = private_sockets()
         manager = AsyncKernelManager(kernel_name=kernel_name, **transport)
+        started = False
         try:
-            await manager.start_kernel(cwd=cwd, env=full)
-        except NoSuchKernel:
-            remove_sockets(folder)
-            raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
-        except Exception as exc:
-            remove_sockets(folder)
-            raise KernelError(f"could not start the {kernel_name!r} kernel: {exc}") from None
-        client = manager.client()
-        client.start_channels()
-        try:
-            await client.wait_for_ready(timeout=startup_timeout)
-        except Exception as exc:
-            client.stop_channels()
-            await manager.shutdown_kernel(now=True)
-            remove_sockets(folder)
-            raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
+            try:
+                await manager.start_kernel(cwd=cwd, env=full)
+            except NoSuchKernel:
+                raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
+            except Exception as exc:
+                raise KernelError(f"could not start the {kernel_name!r} kernel: {exc}") from None
+            client = manager.client()
+            client.start_channels()
+            try:
+                await client.wait_for_ready(timeout=startup_timeout)
+            except Exception as exc:
+                client.stop_channels()
+                await manager.shutdown_kernel(now=True)
+                raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
+            started = True
+        finally:
+            if not started:  # the sockets' folder goes with a kernel that never served (cancelled too)
+                remove_sockets(folder)
         return cls(manager, client, kernel_name, folder)
 
     async def send_execute(self, code: str, store_history: bool) -> str:

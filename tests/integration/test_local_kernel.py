@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -39,3 +40,18 @@ async def _start_run_stop(tmp_path: Path) -> str:
     finally:
         await kernel.shutdown()
     return folder
+
+
+def test_a_kernel_that_cannot_start_leaves_no_socket_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from jupyter_ai_ci.errors import KernelError
+
+    temp = tempfile.mkdtemp(prefix="t")  # short: socket paths have a length limit
+    monkeypatch.setattr(tempfile, "tempdir", temp)
+    try:
+        with pytest.raises(KernelError, match="no kernel named 'no-such-kernel'"):
+            asyncio.run(LocalKernel.start("no-such-kernel"))
+        assert os.listdir(temp) == []
+    finally:
+        shutil.rmtree(temp)
