@@ -70,3 +70,27 @@ def test_outputs_are_clean_text(shell: Any) -> None:
     result = ShellExecutor(shell).execute(
         "print('\\x1b[32mgreen\\x1b[0m', b'\\xff'.decode('utf-8', 'surrogateescape'))")
     assert result.output == "green \\xff\n"
+
+
+def test_the_traceback_is_the_default_context_whatever_xmode_says(shell: Any) -> None:
+    """The model is shown the failing lines, never local variables' values (``%xmode Verbose``
+    prints them), and an earlier cell's source is still there for IPython's own tracebacks."""
+    shell.run_cell("def helper(rows):\n    token_part = 'kept-' + str(7700 + 81)\n"
+                   "    return len(token_part) + rows['missing']",
+                   store_history=True)
+    code = "helper({})"
+    shell.run_line_magic("xmode", "Verbose")
+    try:
+        result = ShellExecutor(shell).execute(code)
+    finally:
+        shell.run_line_magic("xmode", "Context")
+    assert result.error is not None and result.error.ename == "KeyError"
+    text = result.error.traceback
+    assert "----> 1 helper({})" in text and "----> 3     return len(token_part) + rows['missing']" in text
+    assert "kept-7781" not in text and "\x1b[" not in text  # the local's value: only Verbose prints it
+    # IPython's own traceback of the helper's cell still shows its source afterwards.
+    failed = shell.run_cell("helper({})", store_history=True)
+    assert failed.error_in_exec is not None
+    stb = shell.InteractiveTB.structured_traceback(type(failed.error_in_exec), failed.error_in_exec,
+                                                   failed.error_in_exec.__traceback__)
+    assert "return len(token_part) + rows['missing']" in shell.InteractiveTB.stb2text(stb)
