@@ -27,8 +27,8 @@ from typing import Any
 def _bound_names(source: str) -> frozenset[str]:
     """Names a cell binds or mutates (``x = …``, ``df["a"] = …``, ``def f``).
 
-    Runs after every cell the user runs, so it costs what a cell costs: the cell is parsed
-    by ``parse_cell``, which skips IPython's transformer for plain Python (most of a
+    Asked for every cell run since the last request, when the context is built: the cell is
+    parsed by ``parse_cell``, which skips IPython's transformer for plain Python (most of a
     parse's time) and keeps the last trees (an attempt's code was parsed by its risk scan)."""
     # Not at the load (see the module docstring): at the first cell run after it.
     from jupyter_ai_ci.safety.astutil import parse_cell
