@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import re
 import weakref
 from functools import lru_cache
 from typing import Any
@@ -37,7 +38,7 @@ def _bound_names(source: str) -> frozenset[str]:
         return frozenset()
     try:
         tree = parse_cell(source)
-    except (SyntaxError, ValueError):
+    except Exception:  # noqa: BLE001 -- not only SyntaxError: a deeply nested cell overflows the parser
         return frozenset()
     # Statements only, not every expression node (most of a tree): a name bound inside an
     # expression (``(n := …)``) is found by ``recency``'s namespace check instead.
@@ -65,6 +66,8 @@ def _bound_names(source: str) -> frozenset[str]:
             names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
         for field in ("body", "orelse", "finalbody", "handlers"):
             stack.extend(getattr(node, field, ()))
+        if isinstance(node, ast.Match):
+            stack.extend(statement for case in node.cases for statement in case.body)
     return frozenset(names)
 
 
@@ -83,6 +86,10 @@ def _targets(target: ast.AST, names: set[str]) -> None:
 
 
 MAX_UNREAD = 1000  # cells between two requests whose code is read; older ones count by their objects
+# Cells whose code does not show what they bind: magics and shell escapes (%run, %store -r,
+# %%time's body), star imports, exec/eval/globals(), assignment expressions.  Such a cell has
+# the namespace compared when it ends, so what it bound is dated to it (they are few).
+_OPAQUE = re.compile(r"^\s*[%!]|import\s*\*|\b(?:exec|eval|globals)\s*\(|:=", re.MULTILINE)
 
 
 def _display_text(data: dict[str, Any]) -> str:
@@ -137,10 +144,18 @@ class KernelTracker:
     def recency(self) -> dict[str, int]:
         """Name -> tick of the last cell that bound it (higher is newer), for the names the
         namespace holds.  A cell's own code says what it binds (the cells run since the last
-        read are parsed now); a name bound where no cell's code shows it (``%run``, ``exec``, a
-        function's ``global``) is found by its new object and counts as bound by the latest
-        cell.  Doing this once per request, not once per cell, keeps a cell cheap, even in a
-        kernel with a long history (IPython keeps two names per cell in the namespace)."""
+        read are parsed now).  A name bound where no cell's code shows it (a function setting a
+        ``global``, a cell older than the ``MAX_UNREAD`` kept) is found by its new object and
+        dated to the first cell since the last read: newer than what came before, older than
+        what the cells since say they bound.  Doing this once per request, not once per cell,
+        keeps a cell cheap, even in a kernel with a long history (IPython keeps two names per
+        cell in the namespace)."""
+        self._settle(min(self._read + 1, self.tick))
+        return self._recency
+
+    def _settle(self, unexplained: int) -> None:
+        """Date what the cells run since the last settle bound; ``unexplained``: the tick for a
+        name whose object changed that no cell's code accounts for."""
         ns = self.shell.user_ns
         while self._unread:
             tick, source = self._unread.popleft()
@@ -150,18 +165,26 @@ class KernelTracker:
         ids = self._user_ids()
         for name, ident in ids.items():
             if self._ids.get(name) != ident and self._recency.get(name, 0) <= self._read:
-                self._recency[name] = self.tick
+                self._recency[name] = unexplained
         for name in [n for n in self._recency if n not in ids]:
             del self._recency[name]
         self._ids, self._read = ids, self.tick
-        return self._recency
+
+    def pre_run_cell(self, info: Any) -> None:
+        """Before a cell whose code does not show what it binds, date what the cells before it
+        bound, so that what changes next is the cell's own."""
+        raw = getattr(info, "raw_cell", None)
+        if not isinstance(raw, str) or len(raw) >= 100_000 or _OPAQUE.search(raw):
+            self._settle(min(self._read + 1, self.tick))
 
     def post_run_cell(self, result: Any) -> None:
         self.tick += 1
         info = getattr(result, "info", None)
         raw = getattr(info, "raw_cell", None)
-        if isinstance(raw, str) and len(raw) < 100_000:
+        if isinstance(raw, str) and len(raw) < 100_000 and not _OPAQUE.search(raw):
             self._unread.append((self.tick, raw))
+        else:  # what it bound is dated to it now, while that is still known
+            self._settle(self.tick)
         error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         count = self._history_number(raw, getattr(result, "execution_count", None))
         if self._pending and isinstance(count, int) and isinstance(raw, str):
@@ -205,6 +228,7 @@ def tracker_for(shell: Any) -> KernelTracker:
     tracker = _trackers.get(shell)
     if tracker is None:
         tracker = _trackers[shell] = KernelTracker(shell)
+        shell.events.register("pre_run_cell", tracker.pre_run_cell)
         shell.events.register("post_run_cell", tracker.post_run_cell)
         _watch_displays(shell, tracker)
     return tracker
@@ -214,10 +238,11 @@ def forget(shell: Any) -> None:
     """Stop tracking ``shell``: unhook the cell hook and the display publisher."""
     tracker = _trackers.pop(shell, None)
     if tracker is not None:
-        try:
-            shell.events.unregister("post_run_cell", tracker.post_run_cell)
-        except (ValueError, KeyError):
-            pass
+        for event, callback in (("pre_run_cell", tracker.pre_run_cell), ("post_run_cell", tracker.post_run_cell)):
+            try:
+                shell.events.unregister(event, callback)
+            except (ValueError, KeyError):
+                pass
         pub = getattr(shell, "display_pub", None)
         original = getattr(getattr(pub, "publish", None), "__wrapped__", None)
         if original is not None:

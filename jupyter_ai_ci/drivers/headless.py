@@ -77,9 +77,17 @@ def stop_on_sigterm() -> None:
     default, SIGTERM ends the process at once and the kernels' folders stay in /tmp.  Call
     it from the task ``asyncio.run`` runs; it raises ``CancelledError`` out of that run."""
     task = asyncio.current_task()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # Windows; not the main thread
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    if task is None:
+        return
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        # Once: a second SIGTERM (some tools send several) must not cut the shutdown short.
+        loop.add_signal_handler(signal.SIGTERM, lambda: None)
+        task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # Windows; not the main thread
+        loop.add_signal_handler(signal.SIGTERM, stop)
 
 
 async def start_kernel(options: KernelOptions, cwd: Path) -> KernelConnection:

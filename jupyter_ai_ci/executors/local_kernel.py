@@ -6,6 +6,8 @@ through when no Jupyter server holds the kernel (``jupyter-ai-ci run``, ``bench/
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 import sys
@@ -55,6 +57,7 @@ class LocalKernel:
         full.update(env or {})
         transport, folder = private_sockets()
         manager = AsyncKernelManager(kernel_name=kernel_name, **transport)
+        client = None
         started = False
         try:
             try:
@@ -68,12 +71,11 @@ class LocalKernel:
             try:
                 await client.wait_for_ready(timeout=startup_timeout)
             except Exception as exc:
-                client.stop_channels()
-                await manager.shutdown_kernel(now=True)
                 raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
             started = True
         finally:
-            if not started:  # the sockets' folder goes with a kernel that never served (cancelled too)
+            if not started:  # an error, or a cancellation (SIGTERM, Ctrl-C): no kernel or folder stays
+                await _abandon(manager, client)
                 remove_sockets(folder)
         return cls(manager, client, kernel_name, folder)
 
@@ -120,6 +122,15 @@ class LocalKernel:
         else:
             await self.manager.cleanup_resources()
         remove_sockets(self.folder)
+
+
+async def _abandon(manager: Any, client: Any) -> None:
+    """Stop a kernel whose start did not finish; shielded, as a cancelled start gets here."""
+    with contextlib.suppress(Exception):
+        if client is not None:
+            client.stop_channels()
+        if manager.has_kernel:
+            await asyncio.shield(manager.shutdown_kernel(now=True))
 
 
 def remove_sockets(folder: str | None) -> None:

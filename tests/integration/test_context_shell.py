@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_ai_ci.context import tracker as tracker_module
 from jupyter_ai_ci.context.tracker import KernelTracker, tracker_for
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 from jupyter_ai_ci.tokens import count_tokens
@@ -63,16 +64,21 @@ def test_most_recently_assigned_first_and_cell_errors(ip: Any, model_server: Scr
     assert "```python\n1/0\n```\nOutput:\n```\nraised ZeroDivisionError: division by zero\n```" in context
 
 
-def test_names_bound_out_of_sight_count_as_recent_and_a_cell_never_reads_the_namespace(ip: Any) -> None:
-    """A cell's hook reads what its code binds; the namespace is compared when the order is read,
-    so a name bound by ``exec`` or a function's ``global`` is still found (issue #18: a cell in a
-    kernel with a long history stays cheap)."""
+def test_names_bound_out_of_sight_are_dated_and_a_cell_never_reads_the_namespace(
+        ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain cell's hook only notes it; what cells bound is read with the order, so a cell in
+    a kernel with a long history stays cheap (issue #18).  Names bound out of sight of the
+    cells' code (exec, a cell magic's body, :=, a function's global) are still dated right."""
     tracker = tracker_for(ip)
     run(ip, "older = 1", "def load():\n    global loaded\n    loaded = [1]", "from math import tau",
-        "earlier = 2", "exec('hidden = 3')", "load()", "latest = 4")
+        "earlier = 2", "exec('hidden = 3')", "load()", "latest = 4", "%%capture\ncaptured = 5",
+        "if (found := 6):\n    pass")
     tick = tracker.recency
-    # Found at the read: as recent as the latest cell, which they ran before.
-    assert tick["hidden"] == tick["loaded"] == tick["latest"] > tick["earlier"] > tick["tau"] > tick["older"]
+    # exec, %%capture's body and := are dated by their cells; the global set by load() is found
+    # at the read and dated to the first cell since the one before it (load() itself).
+    names = ("older", "tau", "earlier", "hidden", "loaded", "latest", "captured", "found")
+    assert [tick[n] for n in names] == sorted(tick[n] for n in names)
+    assert len({tick[n] for n in names}) == len(names)
 
     class Watched(dict):  # type: ignore[type-arg]
         reads = 0
@@ -91,6 +97,15 @@ def test_names_bound_out_of_sight_count_as_recent_and_a_cell_never_reads_the_nam
     assert Watched.reads == 0
     tick = watched.recency
     assert [tick[f"v{i}"] for i in range(5)] == [1, 2, 3, 4, 5] and Watched.reads == 1
+    # More cells than are kept between two reads: the oldest count as older than the rest.
+    monkeypatch.setattr(tracker_module, "MAX_UNREAD", 3)
+    short = KernelTracker(types.SimpleNamespace(user_ns={}, history_manager=None))
+    for i in range(6):
+        short.shell.user_ns[f"w{i}"] = [i]
+        short.post_run_cell(types.SimpleNamespace(info=types.SimpleNamespace(raw_cell=f"w{i} = [{i}]"),
+                                                  error_in_exec=None, error_before_exec=None, execution_count=i))
+    tick = short.recency
+    assert tick["w0"] == tick["w1"] == tick["w2"] < tick["w3"] < tick["w4"] < tick["w5"]
 
 
 def test_excluded_names_and_secrets_stay_out(ip: Any, model_server: ScriptedOpenAIServer,

@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import stat
+import time
 import sys
 from pathlib import Path
 
@@ -52,6 +53,53 @@ def test_a_kernel_that_cannot_start_leaves_no_socket_folder(monkeypatch: pytest.
     try:
         with pytest.raises(KernelError, match="no kernel named 'no-such-kernel'"):
             asyncio.run(LocalKernel.start("no-such-kernel"))
+        assert os.listdir(temp) == []
+    finally:
+        shutil.rmtree(temp)
+
+
+def _kernel_children() -> list[int]:
+    """This process's children that are kernels."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat_line = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat_line.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and b"ipykernel" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_a_start_cancelled_midway_stops_the_kernel_and_removes_its_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM or Ctrl-C while a kernel starts (the command line cancels its task)."""
+    import tempfile
+
+    temp = tempfile.mkdtemp(prefix="t")
+    monkeypatch.setattr(tempfile, "tempdir", temp)
+
+    async def cancel_once_spawned() -> None:
+        task = asyncio.ensure_future(LocalKernel.start("python3", startup_timeout=60))
+        for _ in range(300):  # the kernel's process exists, its start is not finished
+            if _kernel_children() or task.done():
+                break
+            await asyncio.sleep(0.02)
+        assert not task.done() and _kernel_children()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(cancel_once_spawned())
+        for _ in range(100):
+            if not _kernel_children():
+                break
+            time.sleep(0.1)
+        assert _kernel_children() == []
         assert os.listdir(temp) == []
     finally:
         shutil.rmtree(temp)

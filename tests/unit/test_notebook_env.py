@@ -87,6 +87,8 @@ def test_bound_names_include_mutation_and_definitions() -> None:
               "del d['k'], e\nv: int = 3")
     assert _bound_names(nested) == {"a", "b", "c", "fh", "p", "q", "m", "n", "o", "np", "os", "T", "d", "v"}
     assert _bound_names("%%time\nx = 1") == set()  # a cell magic's body is the magic's business
+    assert _bound_names("match p:\n    case 1:\n        hit = 1\n    case _:\n        miss = 0") == {"hit", "miss"}
+    assert _bound_names("x = " + "-" * 5000 + "1") == set()  # the parser overflows: no names, no error
 
 
 def test_data_files_are_few_sorted_and_sized(tmp_path: Path) -> None:
