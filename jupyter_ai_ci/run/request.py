@@ -78,11 +78,12 @@ def check_size(request: str, limit_kb: int) -> None:
     (a 9 MB paste would be sent whole, and copied into every generated cell)."""
     size = len(request.encode("utf-8", "surrogatepass"))
     if size > limit_kb * 1000:
-        raise UsageProblem(f"the request is {human_size(size)}; the limit is {limit_kb} kB — put large data "
+        raise UsageProblem(f"the request is {_in_kb(size)}; the limit is {limit_kb} kB — put large data "
                            "in a file or variable and refer to it")
 
 
-def human_size(n: int) -> str:
+def _in_kb(n: int) -> str:
+    # In the limit's own units (max_request_kb: decimal kB), not the binary KB of a file's size.
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
 
