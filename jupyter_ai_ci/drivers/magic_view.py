@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
 from jupyter_ai_ci.events import CallModel, ExecutionResult, Notice
-from jupyter_ai_ci.text import head_tail
+from jupyter_ai_ci.text import head_tail, python_blocks
 
 INTERVAL = 0.1  # seconds between display updates while the model's text streams
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
@@ -71,7 +71,9 @@ class Section:
             n = len(self.blocks)
             spent = sum(r.seconds for _, r in self.blocks if r is not None)
             return f"✓ attempt {self.attempt} · {n} cell{'' if n == 1 else 's'} · {spent:.1f} s"
-        return {"answer": "answer in words", "replayed": "↻ replayed reply"}.get(self.purpose, "reply without code")
+        # Code that was not run (--no-run, or the run stopped before it) is not "without code".
+        plain = "reply, its code not run" if python_blocks(self.text) else "reply without code"
+        return {"answer": "answer in words", "replayed": "↻ replayed reply"}.get(self.purpose, plain)
 
     def html(self, model: str, open_: bool) -> str:
         # Rendered again only when it changed: a run re-renders on every update, and Markdown

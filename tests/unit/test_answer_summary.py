@@ -126,3 +126,12 @@ def test_the_views_text_has_no_markup_and_folds_at_the_end() -> None:
     html, text = view.html(), view.text()
     assert "<details open>" not in html and '<span style="color:var(--jp-error-color1' in html
     assert text.splitlines()[0] == "✗ gave up after 1 attempt" and "<" not in text.replace("<x>", "")
+
+
+def test_a_reply_whose_code_was_not_run_is_not_called_without_code() -> None:
+    view = RunView("m")
+    for text, title in ((code("def f(): pass"), "reply, its code not run"), ("Just words.", "reply without code")):
+        view.started(CallModel((), "first"))
+        view.current.text = text  # type: ignore[union-attr]
+        view.current.streaming = False  # type: ignore[union-attr]
+        assert view.current.title("m") == title  # type: ignore[union-attr]
