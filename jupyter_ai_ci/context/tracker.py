@@ -21,7 +21,7 @@ import collections
 import re
 import weakref
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 
 @lru_cache(maxsize=64)  # a cell run again (a notebook re-run, a loop of edits) is not walked again
@@ -92,6 +92,12 @@ MAX_UNREAD = 1000  # cells between two requests whose code is read; older ones c
 _OPAQUE = re.compile(r"^\s*[%!]|import\s*\*|\b(?:exec|eval|globals)\s*\(|:=", re.MULTILINE)
 
 
+def _readable(raw: object) -> TypeGuard[str]:
+    """A cell whose code says what it binds: not opaque (``_OPAQUE``), and not so long that
+    reading it costs more than comparing the namespace."""
+    return isinstance(raw, str) and len(raw) < 100_000 and not _OPAQUE.search(raw)
+
+
 def _display_text(data: dict[str, Any]) -> str:
     # The notebook reader and the context's limits import the event types (~15 ms): not at the load.
     from jupyter_ai_ci.context.build import CELL_OUTPUT_CHARS
@@ -150,12 +156,14 @@ class KernelTracker:
         what the cells since say they bound.  Doing this once per request, not once per cell,
         keeps a cell cheap, even in a kernel with a long history (IPython keeps two names per
         cell in the namespace)."""
-        self._settle(min(self._read + 1, self.tick))
+        self._settle()
         return self._recency
 
-    def _settle(self, unexplained: int) -> None:
+    def _settle(self, unexplained: int | None = None) -> None:
         """Date what the cells run since the last settle bound; ``unexplained``: the tick for a
-        name whose object changed that no cell's code accounts for."""
+        name whose object changed that no cell's code accounts for (by default the first cell
+        since the last settle)."""
+        unexplained = min(self._read + 1, self.tick) if unexplained is None else unexplained
         ns = self.shell.user_ns
         while self._unread:
             tick, source = self._unread.popleft()
@@ -173,15 +181,14 @@ class KernelTracker:
     def pre_run_cell(self, info: Any) -> None:
         """Before a cell whose code does not show what it binds, date what the cells before it
         bound, so that what changes next is the cell's own."""
-        raw = getattr(info, "raw_cell", None)
-        if not isinstance(raw, str) or len(raw) >= 100_000 or _OPAQUE.search(raw):
-            self._settle(min(self._read + 1, self.tick))
+        if not _readable(getattr(info, "raw_cell", None)):
+            self._settle()
 
     def post_run_cell(self, result: Any) -> None:
         self.tick += 1
         info = getattr(result, "info", None)
         raw = getattr(info, "raw_cell", None)
-        if isinstance(raw, str) and len(raw) < 100_000 and not _OPAQUE.search(raw):
+        if _readable(raw):
             self._unread.append((self.tick, raw))
         else:  # what it bound is dated to it now, while that is still known
             self._settle(self.tick)
