@@ -31,11 +31,9 @@ def _bound_names(source: str) -> frozenset[str]:
     Asked for every cell run since the last request, when the context is built: the cell is
     parsed by ``parse_cell``, which skips IPython's transformer for plain Python (most of a
     parse's time) and keeps the last trees (an attempt's code was parsed by its risk scan)."""
-    # Not at the load (see the module docstring): at the first cell run after it.
+    # Not at the load (see the module docstring): at the first settle after it.
     from jupyter_ai_ci.safety.astutil import parse_cell
 
-    if source.startswith("%%"):  # a cell magic: one call to run_cell_magic, binding nothing
-        return frozenset()
     try:
         tree = parse_cell(source)
     except Exception:  # noqa: BLE001 -- not only SyntaxError: a deeply nested cell overflows the parser
@@ -88,7 +86,7 @@ def _targets(target: ast.AST, names: set[str]) -> None:
 MAX_UNREAD = 1000  # cells between two requests whose code is read; older ones count by their objects
 # Cells whose code does not show what they bind: magics and shell escapes (%run, %store -r,
 # %%time's body), star imports, exec/eval/globals(), assignment expressions.  Such a cell has
-# the namespace compared when it ends, so what it bound is dated to it (they are few).
+# the namespace compared before and after it, so what it bound is dated to it (they are few).
 _OPAQUE = re.compile(r"^\s*[%!]|import\s*\*|\b(?:exec|eval|globals)\s*\(|:=", re.MULTILINE)
 
 
@@ -113,8 +111,8 @@ class KernelTracker:
         self.shell = shell
         self.tick = 0
         self._recency: dict[str, int] = {}
-        self._read = 0  # the tick at which ``recency`` was last read
-        # Cells run since then, (tick, source): parsed when the order is read, not as they run.
+        self._read = 0  # the tick of the last settle (a read of ``recency``, or an opaque cell)
+        # Cells run since then, (tick, source): parsed at the next settle, not as they run.
         self._unread: collections.deque[tuple[int, str]] = collections.deque(maxlen=MAX_UNREAD)
         # execution count -> (the cell's source, its error); the source guards
         # against counts restarting after %reset or a new history session.

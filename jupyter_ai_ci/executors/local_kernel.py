@@ -58,7 +58,6 @@ class LocalKernel:
         transport, folder = private_sockets()
         manager = AsyncKernelManager(kernel_name=kernel_name, **transport)
         client = None
-        started = False
         try:
             try:
                 await manager.start_kernel(cwd=cwd, env=full)
@@ -72,11 +71,10 @@ class LocalKernel:
                 await client.wait_for_ready(timeout=startup_timeout)
             except Exception as exc:
                 raise KernelError(f"the {kernel_name!r} kernel did not become ready: {exc}") from None
-            started = True
-        finally:
-            if not started:  # an error, or a cancellation (SIGTERM, Ctrl-C): no kernel or folder stays
-                await _abandon(manager, client)
-                remove_sockets(folder)
+        except BaseException:  # an error, or a cancellation (SIGTERM, Ctrl-C): no kernel or folder stays
+            await _abandon(manager, client)
+            remove_sockets(folder)
+            raise
         return cls(manager, client, kernel_name, folder)
 
     async def send_execute(self, code: str, store_history: bool) -> str:
