@@ -138,3 +138,16 @@ def test_flat_containers_are_copied_shallowly_and_restored() -> None:
     rows.append(1)
     t.rollback()
     assert len(rows) == 100_000
+
+
+def test_a_container_holding_one_mutable_item_is_copied_deeply() -> None:
+    inner = [3]
+    rows: list[Any] = [*range(1000), inner]
+    table: dict[str, Any] = {"a": 1, "b": {"deep": 1}}
+    ns: dict[str, Any] = {"rows": rows, "table": table}
+    t = Transaction(ns)
+    t.begin(["rows[-1].append(4)\ntable['b']['deep'] = 2"])
+    rows[-1].append(4)
+    table["b"]["deep"] = 2
+    t.rollback()
+    assert rows[-1] == [3] and table["b"] == {"deep": 1}
