@@ -7,13 +7,12 @@ the new one on disk, never half of one.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.events import Cell, CellRecord, ExecutionResult
+from jupyter_ai_ci.notebook.atomic import replace_file
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 
 Node = Any  # nbformat.NotebookNode: a dict with attribute access, untyped upstream
@@ -39,14 +38,7 @@ def load_or_create(path: Path, kernel_name: str) -> Node:
 def save(nb: Node, path: Path) -> None:
     nbformat = _nbformat()
     nbformat.validate(nb)  # never write a notebook Jupyter would refuse to open
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    replace_file(path, lambda f: nbformat.write(nb, f))
 
 
 def output_text(outputs: Sequence[dict[str, Any]]) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -36,6 +35,7 @@ from typing import Any
 
 from jupyter_ai_ci.events import CallModel, LoopGen, Message, ModelReply, Notice, Outcome
 from jupyter_ai_ci.notebook import signing
+from jupyter_ai_ci.notebook.atomic import replace_file
 
 FORMAT_VERSION = 1
 
@@ -214,7 +214,5 @@ class ReplayStore:
 
     def _write(self, records: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".replay-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"version": FORMAT_VERSION, "records": records}, f, indent=1, sort_keys=True)
-        os.replace(tmp, self.path)
+        replace_file(self.path, lambda f: json.dump({"version": FORMAT_VERSION, "records": records}, f,
+                                                    indent=1, sort_keys=True))

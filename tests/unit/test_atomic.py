@@ -1,0 +1,67 @@
+"""Files written whole (notebooks the command line saves, replay records) keep the modes a
+plain write would give them: found by hand, a saved notebook turned owner-only."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from jupyter_ai_ci.notebook import document
+from jupyter_ai_ci.notebook.atomic import replace_file
+from jupyter_ai_ci.notebook.replay import Record, ReplayStore
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+
+
+@contextmanager
+def umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_saved_notebook_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "shared.ipynb"
+    nb = document.load_or_create(path, "python3")
+    document.save(nb, path)
+    os.chmod(path, 0o664)  # shared with the group on purpose
+    with umask(0o077):
+        document.save(document.load_or_create(path, "python3"), path)
+    assert mode(path) == 0o664
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.ipynb"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_a_new_file_gets_what_the_umask_allows(tmp_path: Path, mask: int) -> None:
+    with umask(mask):
+        document.save(document.load_or_create(tmp_path / "new.ipynb", "python3"), tmp_path / "new.ipynb")
+        record = Record("k", "r", "m", "h", ("x",), 1, 1, 1, 1, "2026-11-26T00:00:00Z")
+        ReplayStore(tmp_path / "replay.json").put(record)
+    assert mode(tmp_path / "new.ipynb") == 0o666 & ~mask
+    assert mode(tmp_path / "replay.json") == 0o666 & ~mask
+    assert list(json.loads((tmp_path / "replay.json").read_text())["records"]) == ["k"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "data.json"
+    path.write_text("old")
+
+    def fail(f: object) -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        replace_file(path, fail)
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["data.json"]
