@@ -194,7 +194,10 @@ class MagicDriver:
         line = summarize(outcome, result.timings.total, result.replayed).line()
         if result.held:  # its generated cells run the code; the notice said so
             if isinstance(reporter, RichReporter):
-                reporter.finish(f"↻ {reporter.view.notes[-1]}" if reporter.view.notes else "↻ replayed")
+                reporter.finish(f"↻ {reporter.view.notes[-1]}" if reporter.view.notes else "↻ replayed",
+                                outcome.answer)
+            elif outcome.answer:
+                print(outcome.answer)
             return
         where = ""
         if outcome.status in ("success", "not-run"):

@@ -33,9 +33,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.events import CallModel, LoopGen, Message, ModelReply, Notice, Outcome
+from jupyter_ai_ci.events import CallModel, Cell, ExecutionResult, LoopGen, Message, ModelReply, Notice, Outcome
 from jupyter_ai_ci.notebook import signing
 from jupyter_ai_ci.notebook.atomic import replace_file
+from jupyter_ai_ci.text import python_blocks
 
 FORMAT_VERSION = 1
 
@@ -62,6 +63,15 @@ class Record:
             return ""
         return (f"replay record made elsewhere, not verified ({self.unverified}): its code runs only "
                 "if you approve it (--yes approves; --regenerate asks the model instead)")
+
+    def as_outcome(self) -> Outcome:
+        """What the run that made this record ended with: its code, step by step (the replies
+        with code), and its answer in words (a last reply without code), nothing run here."""
+        coded = [python_blocks(r) for r in self.replies]
+        cells = tuple(Cell(code, step, ExecutionResult())
+                      for step, blocks in enumerate((b for b in coded if b), start=1) for code in blocks)
+        answer = self.replies[-1] if self.replies and not coded[-1] else ""
+        return Outcome("success" if cells else "answered", cells=cells, answer=answer)
 
     def summary(self) -> str:
         if self.unverified:  # whatever it says about its model and date is the author's claim

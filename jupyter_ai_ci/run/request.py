@@ -64,13 +64,14 @@ class Result:
     held: int = 0  # the notebook's generated cells hold the code: nothing ran here
 
 
-def held_in_cells(n: int) -> LoopGen:
+def held_in_cells(n: int, answer: str = "") -> LoopGen:
     """The loop when the notebook's generated cells hold the code: they run it, in their
-    turn; running it here too would apply every in-place step twice."""
-    said = ("the generated cell below: it holds this request's code and runs it in its turn" if n == 1 else
-            f"its {n} generated cells below: they hold this request's code and run it in their turn")
-    yield Notice("replay", f"replayed by {said}, so this cell runs nothing (--regenerate asks the model again)")
-    return Outcome("not-run", reason="held by its generated cells")
+    turn; running it here too would apply every in-place step twice.  ``answer``: the
+    answer in words the request ended with the first time (from its replay record)."""
+    said = "the generated cell below, which holds" if n == 1 else f"the {n} generated cells below, which hold"
+    yield Notice("replay", f"replayed by {said} this request's code, so this cell runs nothing "
+                           "(--regenerate asks the model again)")
+    return Outcome("not-run", answer=answer, reason="held by its generated cells")
 
 
 def check_size(request: str, limit_kb: int) -> None:
@@ -163,10 +164,17 @@ class Run:
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()
-            loop = held_in_cells(len(self.held_by))
+            loop = held_in_cells(len(self.held_by), self._first_time().answer)
         elif self.record is not None:
             loop = replaying(loop, self.record)
         return loop, MaskingClient(self.client, self._known(snapshot, live_secrets))
+
+    def _first_time(self) -> Outcome:
+        """How this request ended when it was first asked, from its replay record: only a
+        record this user's key signed (another's answer would be shown as this notebook's)."""
+        if self.record is None or self.record.unverified:
+            return Outcome("not-run")
+        return self.record.as_outcome()
 
     def preview(self, snapshot: Snapshot) -> tuple[list[Message], str]:
         """Exactly what the first request would send, masked, and why it would stop instead (if so)."""
@@ -184,6 +192,11 @@ class Run:
         """Record the outcome: usage, the replay record, the conversation, provenance."""
         # Replayed: answered from the record alone (a failed replay goes live, and is not).
         if self.held_by:  # nothing ran and nothing was asked: nothing to record
+            # But remembered as if it had run: after Run All, a later request finds the same
+            # conversation (its replay key includes the earlier requests) and can follow up on it.
+            first = self._first_time()
+            if first.status != "not-run":
+                self.session.remember(self.thread, self.request, first)
             return Result(outcome, self.endpoint, {}, self.session.usage.add(
                 self.request, self.endpoint.model, outcome, replayed=True), True, timings or Timings(),
                 held=len(self.held_by))

@@ -255,3 +255,34 @@ def test_the_cli_run_again_on_a_notebook_it_extended_changes_nothing(
     cells = nbformat.read(path, as_version=4).cells
     assert [c.source for c in cells if c.cell_type == "code"] == ["X = [1, 2, 3]", "X[:] = [x * 5 for x in X]"]
     assert sum(c.cell_type == "markdown" for c in cells) == 1
+
+
+QUESTION = "What is the sum of X?"
+SUM = "print(sum(X))"
+
+
+def test_run_all_shows_a_question_s_answer_and_replays_a_request_whose_cell_was_deleted(
+        kernel: BlockingKernelClient, model_server: ScriptedOpenAIServer) -> None:
+    """Found by hand: after Run All a question's cell showed only "replayed by …", its answer in
+    words gone; and with a later request's generated cell deleted, that request asked the model
+    again (its replay key holds the earlier requests, and a held run was not remembered)."""
+    model_server.script(f"```python\n{SUM}\n```\n", "The sum of X is 6.", REPLY)
+    announce(kernel, {})
+    send(kernel, "X = [1, 2, 3]", "c-x")
+    question = send(kernel, f"%%ask\n{QUESTION}", "c-q")
+    assert "The sum of X is 6." in question.shown, question.shown
+    gen_q = str(inserted(question)[0]["id"])
+    assert inserted(send(kernel, ASK, "c-ask"))
+    assert x(kernel) == [2, 4, 6] and len(model_server.requests) == 3
+
+    # The question's generated cell is kept; the request's was deleted before Run All.
+    runs = restart_and_run_all(kernel, {"c-q": {"cells": [gen_q], "request": QUESTION}},
+                               [("c-x", "X = [1, 2, 3]"), ("c-q", f"%%ask\n{QUESTION}"), (gen_q, SUM),
+                                ("c-ask", ASK)])
+    assert all(r.status == "ok" for r in runs), [r.stderr for r in runs]
+    assert "replayed by the generated cell below" in runs[1].shown
+    assert "The sum of X is 6." in runs[1].shown  # the answer in words, from the replay record
+    assert runs[2].stdout.strip() == "6"
+    assert [c["source"] for c in inserted(runs[3])] == [CODE]  # replayed, and inserted again
+    assert x(kernel) == [2, 4, 6]
+    assert len(model_server.requests) == 3  # no model call in the Run All

@@ -6,6 +6,7 @@ from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.events import ExecutionResult, Message
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook.replay import (
+    Record,
     ReplayStore,
     earlier_requests,
     record_from_outcome,
@@ -82,3 +83,15 @@ def test_store_roundtrip_clear_and_corrupt_file(tmp_path: Path) -> None:
     assert store.get("k") is None  # a damaged file costs a regeneration, never an error
     store.put(record)
     assert store.clear() == 1 and store.get("k") is None
+
+
+def test_a_record_says_how_its_request_ended_steps_and_answer() -> None:
+    two_steps = Record("k", "r", "m", "h", ("```python\na = 1\n```\n\n```python\nb = 2\n```", "```python\nc = 3\n```",
+                                            "The total is 6."), 1, 1, 1, 3, "2026-11-26T00:00:00Z")
+    outcome = two_steps.as_outcome()
+    assert [(c.code, c.step) for c in outcome.cells] == [("a = 1", 1), ("b = 2", 1), ("c = 3", 2)]
+    assert outcome.answer == "The total is 6." and outcome.status == "success"
+    prose_only = Record("k", "r", "m", "h", ("Nothing to run: 42.",), 1, 1, 1, 1, "2026-11-26T00:00:00Z")
+    assert prose_only.as_outcome().answer == "Nothing to run: 42." and not prose_only.as_outcome().cells
+    code_only = Record("k", "r", "m", "h", ("```python\na = 1\n```",), 1, 1, 1, 1, "2026-11-26T00:00:00Z")
+    assert code_only.as_outcome().answer == ""
