@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -116,8 +117,9 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
               held_by=generated_for(nb, request))
     if run.held_by:
         n = len(run.held_by)
-        return RunResult(path, EXIT_OK, f"already done: {n} cell{'' if n == 1 else 's'} in the notebook hold this "
-                         "request's code; the notebook was not changed (--regenerate asks the model again)")
+        held = "1 cell in the notebook holds" if n == 1 else f"{n} cells in the notebook hold"
+        return RunResult(path, EXIT_OK, f"already done: {held} this request's code; the notebook was not "
+                         "changed (--regenerate asks the model again)")
     run.check()
     timings = Timings()
     connection = await start_kernel(kernel, path.parent)
@@ -150,8 +152,9 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
                          "--max-tokens-per-session); the notebook was not changed", outcome, timings,
                          executor.executions)
     if outcome.status == "failed":
-        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed", outcome, timings,
-                         executor.executions)
+        hint = "" if kernel.run_existing else _unrun_name(nb, outcome)
+        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed{hint}", outcome,
+                         timings, executor.executions)
     if options.regenerate:
         drop_generated(nb, request)  # the new cells replace the old ones, never both
     sink = NotebookSink(nb, executor.execution_count)
@@ -164,6 +167,23 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
     return RunResult(path, EXIT_OK, f"{what} ({facts.figures()[0]}; {spent})", outcome, timings,
                      executor.executions)
+
+
+_NOT_DEFINED = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+
+
+def _unrun_name(nb: Node, outcome: Outcome) -> str:
+    """Why a NameError on a name the notebook's own cells set: they were not run (the kernel
+    is new, and only --run-existing runs them first); "" for any other failure."""
+    error = outcome.last_error
+    found = _NOT_DEFINED.search(error.evalue) if error is not None and error.ename == "NameError" else None
+    if found is None:
+        return ""
+    word = re.compile(rf"\b{found.group(1)}\b")
+    if not any(c.cell_type == "code" and word.search(c.source) for c in nb.cells):
+        return ""
+    return (f" ({found.group(1)!r} is set by the notebook's own cells, which were not run: "
+            "--run-existing runs them first)")
 
 
 async def _run_existing(nb: Node, executor: KernelExecutor) -> str:

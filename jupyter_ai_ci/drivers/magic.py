@@ -151,7 +151,7 @@ class MagicDriver:
         except KeyboardInterrupt:
             if isinstance(reporter, RichReporter):
                 reporter.finish("✗ interrupted")
-            raise Interrupted("interrupted: nothing was inserted (an attempt that was running "
+            raise Interrupted("nothing was inserted (an attempt that was running "
                               "has been undone)") from None
         except Exception:
             if isinstance(reporter, RichReporter) and reporter.handle is not None:

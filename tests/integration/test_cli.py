@@ -97,6 +97,18 @@ def test_giving_up_exits_1_and_leaves_the_notebook_unchanged(
     assert (tmp_path / "a.ipynb").read_bytes() == before
 
 
+def test_a_name_the_notebook_sets_but_did_not_run_points_at_run_existing(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Found by hand: the model was shown the cell that sets df, but a new kernel has no df.
+    existing_notebook(tmp_path / "a.ipynb", "df = {'n': 1}")
+    model_server.script(py("print(df['n'])"))
+    proc = run(["a.ipynb", "--prompt", "print n of df", "--retries", "0"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith(
+        "the notebook was not changed ('df' is set by the notebook's own cells, which were not run: "
+        "--run-existing runs them first)"), proc.stderr
+
+
 def test_config_file_reaches_the_shared_settings(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     (tmp_path / "cfg.py").write_text("c.AICISettings.retries = 0\nc.AICISettings.model = 'from-config'\n")
     model_server.script(py("y = missing_a"), py("y = 1"))
