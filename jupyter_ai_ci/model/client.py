@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
@@ -78,6 +78,10 @@ class Endpoint:
     max_tokens: int = 0  # 0: let the server decide
     # Server-specific request fields (e.g. llama.cpp's repeat_penalty), as pairs to stay hashable.
     extra_body: tuple[tuple[str, object], ...] = ()
+    # Where the base URL and the key were set, for the error that asks to check them: the
+    # environment, or the configuration (%config, jupyter_*_config.py).  Not part of the identity.
+    base_url_from: str = field(default="OPENAI_BASE_URL", compare=False)
+    api_key_from: str = field(default="OPENAI_API_KEY", compare=False)
 
     @classmethod
     def from_settings(cls, s: AICISettings, model: str | None = None) -> Endpoint:
@@ -92,6 +96,8 @@ class Endpoint:
             max_retries=s.max_request_retries,
             stream=s.stream,
             max_tokens=s.max_reply_tokens,
+            base_url_from="the configured base_url" if s.base_url else "OPENAI_BASE_URL",
+            api_key_from="the configured api_key" if s.api_key else "OPENAI_API_KEY",
         )
 
     @property
@@ -127,11 +133,11 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
         )
     if isinstance(exc, openai.APIConnectionError):
         return ModelUnreachable(
-            f"cannot reach the model at {where}: is the server running and OPENAI_BASE_URL right?"
+            f"cannot reach the model at {where}: is the server running and {endpoint.base_url_from} right?"
         )
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return ModelAuthError(
-            f"{where} rejected the API key ({exc.status_code}): check OPENAI_API_KEY"
+            f"{where} rejected the API key ({exc.status_code}): check {endpoint.api_key_from}"
         )
     if isinstance(exc, openai.RateLimitError):
         return ModelRateLimited(

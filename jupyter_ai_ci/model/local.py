@@ -306,7 +306,8 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
     return replace(endpoint, model=path.stem, base_url="http://127.0.0.1/v1", api_key="local",
                    timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
                    max_tokens=endpoint.max_tokens or 1024,  # a whole analysis in code, not a story
-                   extra_body=(("repeat_penalty", 1.0),))  # llama.cpp's 1.1 default hurts code
+                   extra_body=(("repeat_penalty", 1.0),),  # llama.cpp's 1.1 default hurts code
+                   base_url_from="the local model server's port", api_key_from="the local model server's key")
 
 
 class LocalClient:

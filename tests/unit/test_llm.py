@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.errors import (
     ModelAuthError,
     ModelRateLimited,
@@ -90,13 +91,19 @@ def test_timeout(model_server: ScriptedOpenAIServer) -> None:
         client(model_server, timeout=0.5).complete(HI)
 
 
-def test_connection_refused() -> None:
+def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    c = OpenAIClient(Endpoint(model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0))
-    with pytest.raises(ModelUnreachable, match=f"cannot reach the model at 127.0.0.1:{port}"):
+    url = f"http://127.0.0.1:{port}/v1"
+    c = OpenAIClient(Endpoint(model="m", base_url=url, max_retries=0))
+    with pytest.raises(ModelUnreachable, match=f"cannot reach the model at 127.0.0.1:{port}.*OPENAI_BASE_URL right"):
         c.complete(HI)
+    # Set with %config (found by hand: the error named the environment variable instead).
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://elsewhere.invalid/v1")
+    configured = Endpoint.from_settings(AICISettings(base_url=url, max_request_retries=0))
+    with pytest.raises(ModelUnreachable, match="is the server running and the configured base_url right"):
+        OpenAIClient(configured).complete(HI)
 
 
 def test_stream_cut_mid_reply(model_server: ScriptedOpenAIServer) -> None:
