@@ -8,16 +8,19 @@ import { Entry, ServerMessage } from './tokens';
 
 /** Apply one message that only changes what is shown; false for messages it does not show. */
 export function show(entries: Entry[], msg: ServerMessage, path: string): boolean {
-  const last = entries[entries.length - 1];
   switch (msg.type) {
     case 'model':
       entries.push({ kind: 'model', text: '', purpose: String(msg.purpose) });
       return true;
-    case 'text':
-      if (last?.kind === 'model') {
-        last.text += String(msg.text);
+    case 'text': {
+      // The reply streaming now belongs to the model call begun last, even when a notice came
+      // in between (the local model's first-use line arrives once its server has started).
+      const call = [...entries].reverse().find(e => e.kind === 'model');
+      if (call?.kind === 'model') {
+        call.text += String(msg.text);
       }
       return true;
+    }
     case 'notice':
       if (msg.kind !== 'attempt') {
         entries.push({ kind: 'notice', text: String(msg.text) });
