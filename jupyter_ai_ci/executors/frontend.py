@@ -128,6 +128,7 @@ class FrontendExecutor:
             "after": self._after,
             "replace": replace,
             "metadata": self.metadata,
+            "attempt": action.attempt if action is not None else 0,  # a stopped attempt's cells go
         })
         try:
             reply = await future

@@ -174,6 +174,11 @@ class PanelTarget implements IRunTarget {
     insertCodeCells(panel, index, [{ source: req.code, metadata: req.metadata }]);
     const cell = nb.widgets[index] as CodeCell;
     this._inserted.add(cell.model.id);
+    if (req.attempt !== this._attempt) {
+      this._attempt = req.attempt;
+      this._attemptCells = [];
+    }
+    this._attemptCells.push(cell.model.id);
     nb.activeCellIndex = index;
     void nb.scrollToItem(index);
     const started = Date.now();
@@ -199,6 +204,26 @@ class PanelTarget implements IRunTarget {
       return aborted(`the cell could not run: the kernel died or restarted (${e})`);
     } finally {
       this._running--;
+      if (this._stopped && this._running === 0) {
+        this._takeOutAttempt();
+      }
+    }
+  }
+
+  /** A stopped attempt is undone in the kernel; its cells leave the notebook too, as a
+   * stopped ``%%ask`` inserts nothing (Run All would otherwise hang on the cell again). */
+  private _takeOutAttempt(): void {
+    const model = this.panel.isDisposed ? null : this.panel.content.model;
+    const doomed = new Set(this._attemptCells);
+    this._attemptCells = [];
+    if (!model) {
+      return;
+    }
+    const shared = model.sharedModel;
+    for (let i = shared.cells.length - 1; i >= 0; i--) {
+      if (doomed.has(shared.cells[i].getId())) {
+        shared.deleteCell(i);
+      }
     }
   }
 
@@ -227,6 +252,7 @@ class PanelTarget implements IRunTarget {
   /** Interrupt the kernel if a cell of this run is running (an idle kernel is left alone). */
   interrupt(): void {
     if (this._running > 0) {
+      this._stopped = true; // its cells are taken out once the interrupted one has ended
       void this.panel.sessionContext.session?.kernel?.interrupt();
     }
   }
@@ -234,6 +260,9 @@ class PanelTarget implements IRunTarget {
   /** Ids of the cells this run inserted (some may be gone since). */
   private readonly _inserted = new Set<string>();
   private _running = 0;
+  private _stopped = false;
+  private _attempt: number | undefined = undefined;
+  private _attemptCells: string[] = [];
 }
 
 /** The index of the cell with ``cellId`` in ``panel``, or -1. */

@@ -41,6 +41,8 @@ export interface IExecuteRequest {
   after: string | null;
   replace: string[];
   metadata: JSONObject;
+  /** The attempt the cell belongs to: a stopped run takes its attempt's cells out again. */
+  attempt?: number;
 }
 
 /** The panel's answer to an ``IExecuteRequest``. */

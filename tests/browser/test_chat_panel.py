@@ -106,12 +106,13 @@ def test_escape_stops_a_hung_cell_and_the_kernel_survives(
     panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
     wait_idle(page, timeout=20_000)
     assert time.monotonic() - started < 20
-    assert "KeyboardInterrupt" in cells.nth(1).locator(".jp-OutputArea").inner_text()
+    # The stopped attempt was undone, and its cell taken out: Run All would hang on it again.
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 1")
     assert len(model.requests) == 1  # no fix was asked for the interrupted cell
     # The kernel survived, with its state: the next request runs in it.
     ask(page, "print x after the interrupted sleep")
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").last.inner_text()
-    assert "still here, x = 5" in cells.nth(2).locator(".jp-OutputArea").inner_text()
+    assert "still here, x = 5" in cells.nth(1).locator(".jp-OutputArea").inner_text()
 
 
 def test_stop_cancels_a_slow_model_call(page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:

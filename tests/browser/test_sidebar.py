@@ -124,10 +124,12 @@ def test_stop_ends_a_run_and_interrupts_its_cell(page: Any, lab: dict[str, Any],
     panel.locator(".jp-aici-stop").click()
     panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
     wait_idle(page, timeout=20_000)  # the kernel was interrupted, well before the ten minutes
+    # Found by hand: the hung cell stayed, and Run All hung on it again.  Undone, it goes.
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 1")
     page.screenshot(path=str(ARTIFACTS / "sidebar-stop.png"))
-    assert "KeyboardInterrupt" in cells.nth(1).locator(".jp-OutputArea").inner_text()
     assert len(model.requests) == 1  # no fix was asked for
     assert "attempt 1: stopped" in panel.locator(".jp-aici-run").inner_text()
+    assert "time.sleep(600)" in panel.inner_text()  # the panel keeps its code
     assert panel.locator(".jp-aici-send").is_visible()  # ready for the next request
 
 

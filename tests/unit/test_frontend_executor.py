@@ -96,6 +96,8 @@ def test_a_fix_replaces_the_cells_of_the_failed_attempt() -> None:
     replaces = [m["replace"] for m in panel.sent]
     assert afters == ["anchor", "c1", "c2", "c3", "c4"]
     assert replaces == [[], [], ["c1", "c2"], [], []]
+    # Each cell says its attempt: a stopped run's panel takes that attempt's cells out.
+    assert [m["attempt"] for m in panel.sent] == [1, 1, 2, 2, 3]
     assert executor.cells == ["c3", "c4", "c5"]
     assert panel.sent[0]["metadata"] == {"k": "v"} and panel.sent[0]["code"] == "a"
 
