@@ -94,18 +94,22 @@ def replay_key(request: str, options: dict[str, Any], model: str,
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def earlier_requests(request: str, conversation: Sequence[Message]) -> list[str]:
-    """The conversation a request was first asked in.
+def earlier_requests(request: str, conversation: Sequence[Message], keep: int | None = None) -> list[str]:
+    """The conversation a request was first asked in: its last ``keep`` requests (all: None).
 
     Re-running a cell in the same kernel finds its own earlier exchanges in the
     conversation; cutting at the first occurrence of the same request gives the
     conversation it had the first time, so every rerun replays (cut at the last,
     the third run saw the second in its conversation, and asked the model again).
+    ``keep``: one less than the turns a conversation holds.  Asked again at once, a
+    request's own first turn has pushed the oldest out (found by hand in the panel:
+    from the fourth request of a chat on, nothing replayed); the ones it kept match.
     """
     asked = [m.content for m in conversation if m.role == "user"]
     wanted = request.strip()
     first = next((i for i, a in enumerate(asked) if a.strip() == wanted), None)
-    return asked if first is None else asked[:first]
+    before = asked if first is None else asked[:first]
+    return before if keep is None else before[max(0, len(before) - keep):]
 
 
 def replies_from_outcome(outcome: Outcome) -> tuple[str, ...]:

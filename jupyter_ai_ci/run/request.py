@@ -34,7 +34,7 @@ from jupyter_ai_ci.notebook.replay import (
 )
 from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
-from jupyter_ai_ci.run.session import KEEPABLE, Session
+from jupyter_ai_ci.run.session import CONVERSATION_TURNS, KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll
 from jupyter_ai_ci.safety.policy import PolicySettings
 
@@ -156,9 +156,9 @@ class Run:
         # The snapshot's secrets are the live ones: no code has run since it was taken.
         self.secrets = tuple(self._known(snapshot, None)())
         if self.store is not None:  # the key serves only the replay record
-            conversation = self.session.conversation(self.thread)
+            earlier = earlier_requests(self.request, self.session.conversation(self.thread), CONVERSATION_TURNS - 1)
             self.key = replay_key(self.request, {"steps": self.settings.steps, "run": self.settings.run},
-                                  self.endpoint.model, snapshot.named, earlier_requests(self.request, conversation))
+                                  self.endpoint.model, snapshot.named, earlier)
             if not self.options.regenerate:
                 self.record = self.store.get(self.key)
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)

@@ -73,6 +73,16 @@ def test_a_rerun_in_the_same_kernel_sees_the_conversation_it_was_first_asked_in(
     assert earlier_requests("plot", again) == ["load"]
 
 
+def test_a_request_asked_again_at_once_in_a_full_conversation_has_the_same_key() -> None:
+    def convo(*asked: str) -> list[Message]:
+        return [m for a in asked for m in (Message("user", a), Message("assistant", "ok"))]
+
+    first = earlier_requests("smallest", convo("one", "two", "three"), keep=2)  # three turns kept
+    again = earlier_requests("smallest", convo("two", "three", "smallest"), keep=2)
+    assert first == again == ["two", "three"]
+    assert earlier_requests("smallest", convo("one", "two", "three")) == ["one", "two", "three"]
+
+
 def test_store_roundtrip_clear_and_corrupt_file(tmp_path: Path) -> None:
     store = ReplayStore(tmp_path / "r.json")
     record, _ = first_run([block("a = 1")])

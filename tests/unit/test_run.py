@@ -67,6 +67,17 @@ def test_a_second_run_replays_without_the_model_and_nothing_secret_is_stored(tmp
     assert fresh.record is None and len(client.requests) == 2
 
 
+def test_a_request_asked_again_at_once_replays_in_a_long_chat(tmp_path: Path) -> None:
+    # Found by hand in the panel: from the fourth request of a chat on, asking the same thing
+    # again called the model (its first turn had pushed the oldest out of the conversation).
+    s, client = session(*(f"```python\nv{i} = {i}\n```" for i in range(4)))
+    for request in ("one", "two", "three", "the smallest units"):
+        ask(s, request, tmp_path)
+    assert len(client.requests) == 4
+    ask(s, "the smallest units", tmp_path)
+    assert len(client.requests) == 4 and s.usage.entries[-1].replayed
+
+
 def test_usage_and_the_conversation_are_the_sessions(tmp_path: Path) -> None:
     s, client = session("```python\ny = 1 / 0\n```", "```python\ny = 2\n```", "All good.", "Fresh.")
     ask(s, "set y", None)
