@@ -22,7 +22,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       return true;
     }
     case 'notice':
-      if (msg.kind !== 'attempt') {
+      // A refusal ends the run: its last line says it, once.
+      if (msg.kind !== 'attempt' && msg.kind !== 'refused') {
         entries.push({ kind: 'notice', text: String(msg.text) });
       }
       return true;

@@ -155,3 +155,26 @@ def test_risky_code_waits_for_approve_in_the_panel(page: Any, lab: dict[str, Any
     assert cells.count() == 2
     assert "removed True" in cells.nth(1).locator(".jp-OutputArea").inner_text()
     assert "approved" in approval.inner_text()
+
+
+def test_a_rejected_approval_ends_in_one_warning_line(page: Any, lab: dict[str, Any],
+                                                       model: ScriptedOpenAIServer) -> None:
+    model.script(Reply("```python\nimport os\nos.remove('nothing-here.txt')\n```"))
+    prepare(page, lab, "reject.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    box = panel.locator(".jp-aici-input")
+    box.click()
+    box.type("delete a file")
+    page.keyboard.press("Enter")
+    panel.locator(".jp-aici-approval button", has_text="Reject").click()
+    done = panel.locator(".jp-aici-done")
+    done.wait_for()
+    # Found by hand: said twice, the second time in the colour of success.
+    assert "rejected in the panel" in done.inner_text()
+    assert panel.inner_text().count("rejected in the panel") == 1
+    assert "jp-aici-status-refused" in (done.get_attribute("class") or "")
+    colour = ("(el, name) => { const d = document.createElement('div'); d.style.color = `var(${name})`;"
+              " el.appendChild(d); const c = getComputedStyle(d).color; d.remove(); return c; }")
+    success, warn = (panel.evaluate(colour, name) for name in ("--jp-success-color1", "--jp-warn-color1"))
+    assert done.evaluate("el => getComputedStyle(el).color") == warn != success
+    assert page.locator(".jp-Notebook .jp-Cell").count() == 1  # nothing ran
