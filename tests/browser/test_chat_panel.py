@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
-from test_sidebar import ask, prepare
+from test_sidebar import ask, prepare, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
@@ -94,10 +94,8 @@ def test_escape_stops_a_hung_cell_and_the_kernel_survives(
                  Reply("```python\nprint('still here, x =', x)\n```"))
     prepare(page, lab, "hung.ipynb")
     panel = page.locator(PANEL)
+    send(page, "sleep ten minutes")
     box = panel.locator(".jp-aici-input")
-    box.click()
-    box.type("sleep ten minutes")
-    page.keyboard.press("Enter")
     cells = page.locator(".jp-Notebook .jp-Cell")
     page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 2")
     cells.nth(1).locator(".jp-OutputArea:has-text('sleeping')").wait_for()
@@ -119,10 +117,7 @@ def test_stop_cancels_a_slow_model_call(page: Any, lab: dict[str, Any], model: S
     model.script(Reply("```python\nprint('too late')\n```", delay=30), Reply("```python\nprint('next', x)\n```"))
     prepare(page, lab, "slow.ipynb")
     panel = page.locator(PANEL)
-    box = panel.locator(".jp-aici-input")
-    box.click()
-    box.type("take your time")
-    page.keyboard.press("Enter")
+    send(page, "take your time")
     panel.locator(".jp-aici-stop").wait_for()
     deadline = time.monotonic() + 20
     while not model.requests:  # the request reached the model, which is thinking

@@ -23,13 +23,18 @@ def prepare(page: Any, lab: dict[str, Any], name: str) -> None:
 ENDS = "#jupyter-ai-ci-chat .jp-aici-done, #jupyter-ai-ci-chat .jp-aici-error"
 
 
-def ask(page: Any, text: str) -> None:
-    """Send a request from the panel and wait for the run to end."""
-    ended = page.locator(ENDS).count()
+def send(page: Any, text: str) -> None:
+    """Type a request into the panel and send it, as a user does (Enter)."""
     box = page.locator("#jupyter-ai-ci-chat .jp-aici-input")
     box.click()
     box.type(text)
     page.keyboard.press("Enter")
+
+
+def ask(page: Any, text: str) -> None:
+    """Send a request from the panel and wait for the run to end."""
+    ended = page.locator(ENDS).count()
+    send(page, text)
     page.wait_for_function(f"document.querySelectorAll({ENDS!r}).length > {ended}", timeout=60_000)
     wait_idle(page)
 
@@ -114,10 +119,7 @@ def test_stop_ends_a_run_and_interrupts_its_cell(page: Any, lab: dict[str, Any],
     model.script(Reply("```python\nimport time\nprint('sleeping')\ntime.sleep(600)\n```"))
     prepare(page, lab, "stop.ipynb")
     panel = page.locator("#jupyter-ai-ci-chat")
-    box = panel.locator(".jp-aici-input")
-    box.click()
-    box.type("sleep a minute")
-    page.keyboard.press("Enter")
+    send(page, "sleep a minute")
     cells = page.locator(".jp-Notebook .jp-Cell")
     page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 2")
     cells.nth(1).locator(".jp-OutputArea:has-text('sleeping')").wait_for()
@@ -139,10 +141,7 @@ def test_risky_code_waits_for_approve_in_the_panel(page: Any, lab: dict[str, Any
                        "print('removed', not os.path.exists('scratch.txt'))\n```"))
     prepare(page, lab, "approve.ipynb")
     panel = page.locator("#jupyter-ai-ci-chat")
-    box = panel.locator(".jp-aici-input")
-    box.click()
-    box.type("make and delete a scratch file")
-    page.keyboard.press("Enter")
+    send(page, "make and delete a scratch file")
     approval = panel.locator(".jp-aici-approval")
     approval.wait_for()
     assert "deletes a file" in approval.inner_text() and "os.remove" in approval.inner_text()
@@ -162,10 +161,7 @@ def test_a_rejected_approval_ends_in_one_warning_line(page: Any, lab: dict[str, 
     model.script(Reply("```python\nimport os\nos.remove('nothing-here.txt')\n```"))
     prepare(page, lab, "reject.ipynb")
     panel = page.locator("#jupyter-ai-ci-chat")
-    box = panel.locator(".jp-aici-input")
-    box.click()
-    box.type("delete a file")
-    page.keyboard.press("Enter")
+    send(page, "delete a file")
     panel.locator(".jp-aici-approval button", has_text="Reject").click()
     done = panel.locator(".jp-aici-done")
     done.wait_for()
