@@ -53,6 +53,10 @@ class AICISettings(Configurable):
         "variable; a key in a config file is easy to leak.",
     ).tag(config=True)
 
+    # Not configurable: True when the server moved OPENAI_API_KEY into api_key
+    # (keep_key_from_kernels), so a rejected key's error names the variable the user set.
+    api_key_from_env = Bool(False)
+
     keep_key_from_kernels = Bool(
         True,
         help="Jupyter server only: take OPENAI_API_KEY out of the server's environment when the "

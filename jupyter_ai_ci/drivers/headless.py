@@ -7,6 +7,7 @@ part of the interface (scripts and CI branch on them).
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import json
@@ -37,6 +38,7 @@ from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
+from jupyter_ai_ci.safety.astutil import parse_cell, walk
 
 EXIT_OK = 0
 EXIT_GAVE_UP = 1  # every attempt raised
@@ -179,11 +181,26 @@ def _unrun_name(nb: Node, outcome: Outcome) -> str:
     found = _NOT_DEFINED.search(error.evalue) if error is not None and error.ename == "NameError" else None
     if found is None:
         return ""
-    word = re.compile(rf"\b{found.group(1)}\b")
-    if not any(c.cell_type == "code" and word.search(c.source) for c in nb.cells):
+    if not any(c.cell_type == "code" and _binds(c.source, found.group(1)) for c in nb.cells):
         return ""
     return (f" ({found.group(1)!r} is set by the notebook's own cells, which were not run: "
             "--run-existing runs them first)")
+
+
+def _binds(source: str, name: str) -> bool:
+    """The cell sets ``name``: assigns it, imports it, defines it (not a mere mention)."""
+    try:
+        tree = parse_cell(source)
+    except Exception:  # noqa: BLE001 -- a cell that does not parse sets nothing we can tell
+        return False
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id == name:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return True
+    return False
 
 
 async def _run_existing(nb: Node, executor: KernelExecutor) -> str:

@@ -97,7 +97,7 @@ class Endpoint:
             stream=s.stream,
             max_tokens=s.max_reply_tokens,
             base_url_from="the configured base_url" if s.base_url else "OPENAI_BASE_URL",
-            api_key_from="the configured api_key" if s.api_key else "OPENAI_API_KEY",
+            api_key_from="the configured api_key" if s.api_key and not s.api_key_from_env else "OPENAI_API_KEY",
         )
 
     @property

@@ -9,6 +9,7 @@ readable by its owner only, and renaming it over a shared notebook made the note
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
@@ -21,16 +22,26 @@ def replace_file(path: Path, write: Callable[[TextIO], None]) -> None:
     """Write ``path`` whole with ``write(f)``; on any failure ``path`` is as it was."""
     folder = path.parent if str(path.parent) else Path(".")
     tmp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    # O_EXCL: never a file (or a link) someone put there; 0o666: the umask applies, as with open().
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    # O_EXCL: never a file (or a link) someone put there; 0o666: the umask applies, as with open();
+    # O_BINARY (Windows): the text layer alone turns newlines into CRLF, as mkstemp's file did.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
-        try:
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # the old file's mode, group access included
-        except FileNotFoundError:
-            pass
         with os.fdopen(fd, "w", encoding="utf-8") as f:
+            _keep_mode(path, f.fileno())
             write(f)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
         raise
+
+
+def _keep_mode(path: Path, fd: int) -> None:
+    """The old file's permission bits (group access included) on the new one, where the file
+    system allows it: some (SMB mounts, WSL's drvfs) refuse chmod, and the write goes on."""
+    if not hasattr(os, "fchmod"):  # Windows: no POSIX modes to keep
+        return
+    try:
+        os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+    except OSError:  # no old file, or a file system without modes
+        pass

@@ -67,10 +67,11 @@ class Record:
     def as_outcome(self) -> Outcome:
         """What the run that made this record ended with: its code, step by step (the replies
         with code), and its answer in words (a last reply without code), nothing run here."""
-        coded = [python_blocks(r) for r in self.replies]
-        cells = tuple(Cell(code, step, ExecutionResult())
-                      for step, blocks in enumerate((b for b in coded if b), start=1) for code in blocks)
-        answer = self.replies[-1] if self.replies and not coded[-1] else ""
+        # ``replies_from_outcome`` writes a step as its ```python blocks, and an answer is prose
+        # (``core.answer.prose`` strips its fences): an output block in an answer is no step.
+        steps = [python_blocks(r) for r in self.replies if r.startswith(_STEP)]
+        cells = tuple(Cell(code, n, ExecutionResult()) for n, blocks in enumerate(steps, start=1) for code in blocks)
+        answer = self.replies[-1] if self.replies and not self.replies[-1].startswith(_STEP) else ""
         return Outcome("success" if cells else "answered", cells=cells, answer=answer)
 
     def summary(self) -> str:
@@ -112,11 +113,14 @@ def earlier_requests(request: str, conversation: Sequence[Message], keep: int | 
     return before if keep is None else before[max(0, len(before) - keep):]
 
 
+_STEP = "```python\n"  # how a step's reply starts (replies_from_outcome)
+
+
 def replies_from_outcome(outcome: Outcome) -> tuple[str, ...]:
     """What the model would have to say, step by step, to produce this outcome."""
     steps: dict[int, list[str]] = {}
     for cell in outcome.cells:
-        steps.setdefault(cell.step, []).append(f"```python\n{cell.code}\n```")
+        steps.setdefault(cell.step, []).append(f"{_STEP}{cell.code}\n```")
     replies = ["\n\n".join(blocks) for _, blocks in sorted(steps.items())]
     if outcome.answer and (outcome.status == "answered" or len(replies) > 0 and outcome.status == "success"):
         replies.append(outcome.answer)

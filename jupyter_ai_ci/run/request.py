@@ -156,11 +156,15 @@ class Run:
         # The snapshot's secrets are the live ones: no code has run since it was taken.
         self.secrets = tuple(self._known(snapshot, None)())
         if self.store is not None:  # the key serves only the replay record
-            earlier = earlier_requests(self.request, self.session.conversation(self.thread), CONVERSATION_TURNS - 1)
-            self.key = replay_key(self.request, {"steps": self.settings.steps, "run": self.settings.run},
-                                  self.endpoint.model, snapshot.named, earlier)
+            conversation = self.session.conversation(self.thread)
+            options = {"steps": self.settings.steps, "run": self.settings.run}
+            self.key = replay_key(self.request, options, self.endpoint.model, snapshot.named,
+                                  earlier_requests(self.request, conversation, CONVERSATION_TURNS - 1))
             if not self.options.regenerate:
-                self.record = self.store.get(self.key)
+                # Records made before 26 Nov are keyed on all the earlier requests kept (up to three).
+                legacy = replay_key(self.request, options, self.endpoint.model, snapshot.named,
+                                    earlier_requests(self.request, conversation))
+                self.record = self.store.get(self.key) or (self.store.get(legacy) if legacy != self.key else None)
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

@@ -42,6 +42,10 @@ class Session:
         answer = "\n\n".join(part for part in (f"```python\n{code}\n```" if code else "", outcome.answer.strip())
                              if part)
         history = self.conversation(thread)
+        if len(history) >= 2 and history[-2].content.strip() == request.strip():
+            # The same request run again (a cell re-run, Run All in the same kernel): one turn, the
+            # latest, so a later request's replay key sees what a fresh run would.
+            del history[-2:]
         history += [Message("user", request), Message("assistant", answer.strip())]
         del history[: -2 * CONVERSATION_TURNS]
 

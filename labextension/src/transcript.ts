@@ -15,9 +15,15 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
     case 'text': {
       // The reply streaming now belongs to the model call begun last, even when a notice came
       // in between (the local model's first-use line arrives once its server has started).
-      const call = [...entries].reverse().find(e => e.kind === 'model');
-      if (call?.kind === 'model') {
-        call.text += String(msg.text);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const entry = entries[i];
+        if (entry.kind === 'user') {
+          break; // this run's request: text never goes to an earlier run's reply
+        }
+        if (entry.kind === 'model') {
+          entry.text += String(msg.text);
+          break;
+        }
       }
       return true;
     }

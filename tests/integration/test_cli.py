@@ -107,6 +107,11 @@ def test_a_name_the_notebook_sets_but_did_not_run_points_at_run_existing(
     assert proc.stderr.strip().endswith(
         "the notebook was not changed ('df' is set by the notebook's own cells, which were not run: "
         "--run-existing runs them first)"), proc.stderr
+    # A cell that only mentions the name does not set it: no such hint.
+    existing_notebook(tmp_path / "b.ipynb", "# df comes later\nprint('df')")
+    model_server.script(py("print(df['n'])"))
+    proc = run(["b.ipynb", "--prompt", "print n of df", "--retries", "0"], tmp_path)
+    assert proc.returncode == 1 and proc.stderr.strip().endswith("the notebook was not changed"), proc.stderr
 
 
 def test_config_file_reaches_the_shared_settings(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:

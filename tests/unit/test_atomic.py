@@ -16,7 +16,7 @@ from jupyter_ai_ci.notebook import document
 from jupyter_ai_ci.notebook.atomic import replace_file
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+posix = pytest.mark.skipif(not hasattr(os, "fchmod"), reason="POSIX modes")
 
 
 @contextmanager
@@ -32,6 +32,7 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@posix
 def test_a_saved_notebook_keeps_its_mode(tmp_path: Path) -> None:
     path = tmp_path / "shared.ipynb"
     nb = document.load_or_create(path, "python3")
@@ -43,6 +44,7 @@ def test_a_saved_notebook_keeps_its_mode(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["shared.ipynb"]
 
 
+@posix
 @pytest.mark.parametrize("mask", [0o022, 0o077])
 def test_a_new_file_gets_what_the_umask_allows(tmp_path: Path, mask: int) -> None:
     with umask(mask):
@@ -65,3 +67,16 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
         replace_file(path, fail)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["data.json"]
+
+
+@posix
+def test_a_file_system_that_refuses_chmod_still_gets_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "on-smb.json"
+    path.write_text("old")
+
+    def refuse(fd: int, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refuse)  # what an SMB mount or drvfs answers
+    replace_file(path, lambda f: f.write("new"))
+    assert path.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["on-smb.json"]

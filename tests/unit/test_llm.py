@@ -106,6 +106,17 @@ def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         OpenAIClient(configured).complete(HI)
 
 
+def test_a_key_error_names_where_the_key_was_set() -> None:
+    from jupyter_ai_ci.drivers.server import keep_keys_from_kernels
+
+    assert Endpoint.from_settings(AICISettings(api_key="sk-c")).api_key_from == "the configured api_key"
+    # The Jupyter server moves OPENAI_API_KEY into the settings: the user still set the variable.
+    moved = AICISettings()
+    keep_keys_from_kernels(moved, {"OPENAI_API_KEY": "sk-env"})
+    assert moved.api_key == "sk-env"
+    assert Endpoint.from_settings(moved).api_key_from == "OPENAI_API_KEY"
+
+
 def test_stream_cut_mid_reply(model_server: ScriptedOpenAIServer) -> None:
     model_server.script(Reply("x" * 200, cut_after=40))
     with pytest.raises(ModelServerError, match="cut off mid-stream"):

@@ -105,3 +105,8 @@ def test_a_record_says_how_its_request_ended_steps_and_answer() -> None:
     assert prose_only.as_outcome().answer == "Nothing to run: 42." and not prose_only.as_outcome().cells
     code_only = Record("k", "r", "m", "h", ("```python\na = 1\n```",), 1, 1, 1, 1, "2026-11-26T00:00:00Z")
     assert code_only.as_outcome().answer == ""
+    # An answer quoting an output in an untagged fence (which parses as Python) is no step.
+    quoted = Record("k", "r", "m", "h", ("```python\nprint(155.0)\n```", "The total is\n```\n155.0\n```"),
+                    1, 1, 1, 2, "2026-11-26T00:00:00Z")
+    assert [c.code for c in quoted.as_outcome().cells] == ["print(155.0)"]
+    assert quoted.as_outcome().answer.startswith("The total is")

@@ -12,8 +12,9 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
-from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult
+from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult, Outcome
 from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
+from jupyter_ai_ci.notebook.replay import Record, ReplayStore, replay_key
 from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
 from jupyter_ai_ci.run.flow import run_sync
 from jupyter_ai_ci.run.request import Options, Run
@@ -76,6 +77,25 @@ def test_a_request_asked_again_at_once_replays_in_a_long_chat(tmp_path: Path) ->
     assert len(client.requests) == 4
     ask(s, "the smallest units", tmp_path)
     assert len(client.requests) == 4 and s.usage.entries[-1].replayed
+    # A record keyed the old way (on all three earlier requests) still replays.
+    store = ReplayStore(tmp_path / ".jupyter-ai-ci-replay.json")
+    store.clear()
+    old = replay_key("the smallest units", {"steps": 1, "run": True}, "scripted", ("x: int = 1",),
+                     ["one", "two", "three"])
+    store.put(Record(old, "the smallest units", "scripted", "x", ("```python\nv9 = 9\n```",), 1, 1, 1, 1,
+                     "2026-11-20T00:00:00Z"))
+    fresh, client = session()
+    for request in ("one", "two", "three"):
+        fresh.remember("", request, Outcome("success"))
+    ask(fresh, "the smallest units", tmp_path)
+    assert client.requests == [] and fresh.usage.entries[-1].replayed
+
+
+def test_a_request_run_again_at_once_is_one_turn_of_the_conversation() -> None:
+    s, _ = session()
+    for request in ("load", "plot", "plot "):
+        s.remember("", request, Outcome("answered", answer=f"did {request.strip()}"))
+    assert [m.content for m in s.conversation()] == ["load", "did load", "plot ", "did plot"]
 
 
 def test_usage_and_the_conversation_are_the_sessions(tmp_path: Path) -> None:

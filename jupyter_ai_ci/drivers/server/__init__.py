@@ -28,7 +28,7 @@ def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> 
             continue
         removed.append(name)
         if name == "OPENAI_API_KEY" and value and not settings.api_key:
-            settings.api_key = value
+            settings.api_key, settings.api_key_from_env = value, True
     if removed:  # the magic in those kernels says why it has no key (model/client.py)
         from jupyter_ai_ci.model.client import KEY_KEPT_ENV
 
