@@ -75,14 +75,15 @@ class Section:
         plain = "reply, its code not run" if python_blocks(self.text) else "reply without code"
         return {"answer": "answer in words", "replayed": "↻ replayed reply"}.get(self.purpose, plain)
 
-    def html(self, model: str, open_: bool) -> str:
+    def html(self, model: str, open_: bool, bare: bool = False) -> str:
+        """``bare``: the body alone, its title being the run's head (the section under way)."""
         # Rendered again only when it changed: a run re-renders on every update, and Markdown
         # with highlighting is the costly part.
-        key = (model, open_, len(self.text), self.streaming, self.attempt, len(self.blocks),
+        key = (model, open_, bare, len(self.text), self.streaming, self.attempt, len(self.blocks),
                self.blocks[-1][1] is not None if self.blocks else False, self.failed, len(self.feedback),
                len(self.notes))
         if self._cached[0] != key:
-            self._cached = (key, self._html(model, open_))
+            self._cached = (key, self._html(model, open_, bare))
         return self._cached[1]
 
     def _markdown(self) -> str:
@@ -90,9 +91,10 @@ class Section:
             self._rendered = (self.text, markdown_html(self.text) if self.text.strip() else "")
         return self._rendered[1]
 
-    def _html(self, model: str, open_: bool) -> str:
-        parts = [f"<details{' open' if open_ else ''}><summary>{html.escape(self.title(model))}</summary>",
-                 '<div style="margin-left:1.2em">', self._markdown()]
+    def _html(self, model: str, open_: bool, bare: bool) -> str:
+        head = [] if bare else [
+            f"<details{' open' if open_ else ''}><summary>{html.escape(self.title(model))}</summary>"]
+        parts = [*head, '<div style="margin-left:1.2em">' if head else "<div>", self._markdown()]
         for _code, result in self.blocks:
             if result is None:
                 continue
@@ -107,7 +109,7 @@ class Section:
             parts += ["<details><summary>sent back to the model</summary>",
                       pre_html(head_tail(self.feedback, SHOWN_CHARS * 3)), "</details>"]
         parts += [f'<div style="{MUTED}">{html.escape(note)}</div>' for note in self.notes]
-        parts.append("</div></details>")
+        parts.append("</div></details>" if head else "</div>")
         return "".join(parts)
 
 
@@ -184,7 +186,10 @@ class RunView:
         last = len(self.sections) - 1
         body = [f'<div style="{MUTED}">{html.escape(n)}</div>' for n in self.notes]
         # At the end the answer is shown whole, below: not again in a section.
-        body += [s.html(self.model, open_=not done and i == last) for i, s in enumerate(self.sections)
+        # While running, the head is the current section's title (as in ``text``): its body
+        # follows the head bare, not under the same title again.
+        body += [s.html(self.model, open_=not done and i == last, bare=not done and i == last)
+                 for i, s in enumerate(self.sections)
                  if not (done and (s.purpose == "answer" or self.answer and s.text.strip() == self.answer))]
         head = html.escape(self.head())
         if done and self.final.startswith("✗"):
