@@ -28,6 +28,11 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       return true;
     }
     case 'notice':
+      if (msg.kind === 'replayed-text') {
+        // The recorded reply, where the model's would have streamed: rendered like one.
+        entries.push({ kind: 'model', text: String(msg.text), purpose: 'replayed' });
+        return true;
+      }
       // A refusal ends the run: its last line says it, once.
       if (msg.kind !== 'attempt' && msg.kind !== 'refused') {
         entries.push({ kind: 'notice', text: String(msg.text) });

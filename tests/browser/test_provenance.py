@@ -65,6 +65,11 @@ def test_provenance_usage_and_regenerate(page: Any, lab: dict[str, Any], model: 
     assert len(model.requests) == 1, "a replayed request went to the model"
     done = panel.locator(".jp-aici-done").last
     assert "replayed (no model request)" in done.inner_text()
+    # The recorded reply is rendered like the model's (found by hand: raw ``` fences in italics).
+    assert panel.locator(".jp-aici-model").count() == 2  # the first reply, then the recorded one
+    replayed = panel.locator(".jp-aici-model").last
+    assert replayed.locator(".jp-aici-codeblock", has_text="x ** 2").count() == 1
+    assert "```" not in panel.inner_text()
     assert usage.inner_text() == "session: 1 request · 1.2k tokens"
     page.screenshot(path=str(ARTIFACTS / "sidebar-replayed.png"))
 
