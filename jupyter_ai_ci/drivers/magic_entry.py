@@ -15,6 +15,7 @@ and imports nothing from here, so the two modules form no cycle.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,9 @@ class AskMagics(Magics, AICISettings):
 
             %ask how many rows does df have?
 
+        Options come first (whole names only); in %ask the rest of the line is
+        the request, as typed.
+
         The model is told about your variables (names, types, shapes, DataFrame
         columns), recent cells and earlier requests, within
         AskMagics.max_context_tokens; --show-context prints exactly what would
@@ -133,7 +137,7 @@ class AskMagics(Magics, AICISettings):
         Endpoint: OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible
         server), model from $JUPYTER_AI_CI_MODEL; see %config AskMagics.
         """
-        args = parse_argstring(self.ask, line)  # a mistyped option costs no import
+        args = parse_ask_line(self.ask.parser, line)  # a mistyped option costs no import
         self.driver().ask(args, cell)
 
     @line_magic
@@ -148,6 +152,47 @@ class AskMagics(Magics, AICISettings):
         """List the replay records of this folder's replay file, or --clear them."""
         args = parse_argstring(self.ask_replay, line)
         self.driver().ask_replay(args)
+
+
+# Options that take a value; every other option is a flag.
+_VALUED = frozenset({"--retries", "--model", "--steps"})
+# A word as typed: a quoted string (quotes kept, spaces inside) or a run of non-spaces.
+_WORD = re.compile(r""""[^"]*"|'[^']*'|\S+""")
+
+
+def _unquoted(word: str) -> str:
+    return word[1:-1] if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'" else word
+
+
+def parse_ask_line(parser: Any, line: str) -> Any:
+    """``%ask``'s line: options first, then the request exactly as typed.
+
+    IPython's own parsing reads options anywhere in the line and accepts any unique prefix of
+    one, so a request ending "use --y" was run with --yes, flagged code and all; and it keeps
+    an option value's quotes (``--model "qwen2.5-coder:7b"`` sent the quotes).  Here the first
+    word that is not an option starts the request (``--`` ends the options too), only whole
+    option names count, and a value loses its quotes."""
+    parser.allow_abbrev = False
+    argv: list[str] = []
+    start, value_next = len(line), False
+    for word in _WORD.finditer(line):
+        text = word.group(0)
+        if value_next:
+            argv.append(_unquoted(text))
+            value_next = False
+        elif text == "--":
+            start = word.end()
+            break
+        elif text.startswith("-"):
+            argv.append(_unquoted(text))
+            value_next = text in _VALUED
+        else:
+            start = word.start()
+            break
+    args = parser.parse_args(argv)
+    request = line[start:].strip()
+    args.request = [request] if request else []
+    return args
 
 
 def keep_question_marks(lines: list[str]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Any
 
 import pytest
@@ -65,6 +67,19 @@ def test_line_magic_model_option_and_prose_answer(ip: Any, model_server: Scripte
     assert "It has three rows." in capsys.readouterr().out
 
 
+def test_the_request_is_the_rest_of_the_line_as_typed(ip: Any, model_server: ScriptedOpenAIServer,
+                                                      tmp_path: Path) -> None:
+    """Found by hand: options were read anywhere and by any prefix, so a request ending "use --y"
+    ran flagged code with --yes; an option value kept its quotes (sent as the model name)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    model_server.script(py(f"import os\nos.remove({str(victim)!r})"))
+    ip.run_cell('%ask --model "tiny:7b" clean up the temp file, use  --y')
+    assert victim.exists()  # flagged, and nobody approved it (no stdin here): not run
+    assert model_server.requests[0]["model"] == "tiny:7b"
+    assert "clean up the temp file, use  --y" in model_server.request_texts()[0]
+
+
 def test_steps_continue_until_prose(ip: Any, model_server: ScriptedOpenAIServer) -> None:
     model_server.script(py("n = 41\nprint(n)"), Reply(py("n += 1\nprint(n)"), require="41"),
                         Reply("n is now 42.", require="42"))
@@ -105,6 +120,7 @@ def test_config_and_environment(ip: Any, model_server: ScriptedOpenAIServer,
     ("%ask", "needs a request"),
     ("%ask --retries -1 go", "--retries must be at least 0"),
     ("%ask --frobnicate go", "unrecognized arguments: --frobnicate"),
+    ("%ask --y delete the file", "unrecognized arguments: --y"),  # not --yes: whole names only
 ])
 def test_user_mistakes_are_usage_errors(ip: Any, cell: str, message: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:
