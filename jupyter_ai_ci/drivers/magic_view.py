@@ -150,6 +150,7 @@ class RunView:
         section = self.current
         if notice.kind == "attempt" and section is not None:
             section.attempt = notice.attempt
+            section.failed = ""  # the same code again after an install is a new attempt
             return
         if notice.kind == "retrying" and section is not None and section.attempt:
             error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)
@@ -273,6 +274,8 @@ class RichReporter:
         if section is not None and section.blocks:
             section.blocks[-1] = (section.blocks[-1][0], result)
             section.notes.extend(result.notes)
+            if result.error is not None:  # failed now, whether or not a retry follows (the last has none)
+                section.failed = result.error.one_line()
         self.refresh()
 
     def finish(self, line: str, answer: str = "") -> None:

@@ -137,3 +137,36 @@ def test_a_reply_whose_code_was_not_run_is_not_called_without_code() -> None:
         view.current.text = text  # type: ignore[union-attr]
         view.current.streaming = False  # type: ignore[union-attr]
         assert view.current.title("m") == title  # type: ignore[union-attr]
+
+
+class _Handle:
+    def __init__(self, bundle: dict[str, str]) -> None:
+        self.bundle = bundle
+
+    def update(self, bundle: dict[str, str], **kwargs: object) -> None:
+        self.bundle = bundle
+
+
+class _Failing:
+    def execute(self, code: str) -> ExecutionResult:
+        return ExecutionResult(error=ErrorInfo("IndexError", "list index out of range", "IndexError: …", 1))
+
+
+def test_the_last_failed_attempt_is_marked_failed_too() -> None:
+    # Found by hand: the attempt after which the run gave up (no retry notice follows it) showed ✓.
+    from jupyter_ai_ci.drivers.magic_view import RichReporter
+
+    shown: list[_Handle] = []
+
+    def display(bundle: dict[str, str], **kwargs: object) -> _Handle:
+        shown.append(_Handle(bundle))
+        return shown[-1]
+
+    reporter = RichReporter("m", display)
+    client = ScriptedClient([code("x = [][0]"), code("x = [][1]")])
+    outcome = drive(agent_loop("set x", "", LoopSettings(retries=1)), client, _Failing(), reporter)
+    assert outcome.status == "failed"
+    reporter.finish("✗ gave up after 2 attempts")
+    text = shown[-1].bundle["text/plain"]
+    assert "✗ attempt 2 · IndexError" in text and "✓ attempt" not in text, text
+    assert "✓ attempt" not in shown[-1].bundle["text/html"]
