@@ -11,6 +11,7 @@ immediate refusal: never a wait nobody can answer.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,15 @@ class StdinApprover:
 
     def can_ask(self) -> bool:
         kernel = getattr(self.shell, "kernel", None)
-        return kernel is None or bool(getattr(kernel, "_allow_stdin", True))
+        if kernel is not None:  # a kernel asks its frontend (input_request), if it allows stdin
+            return bool(getattr(kernel, "_allow_stdin", True))
+        # The terminal IPython reads our question from its own stdin: piped in (a script fed to
+        # ``ipython``), the answer would be the script's next line, which then never runs.
+        stdin = getattr(sys, "stdin", None)
+        try:
+            return stdin is not None and stdin.isatty()
+        except (AttributeError, ValueError, OSError):  # a closed or replaced stdin: nobody to ask
+            return False
 
     def approve(self, request: AskApproval) -> Approval:
         if not self.can_ask():
