@@ -161,11 +161,16 @@ def _closest_attribute(type_name: str, attribute: str, obj: Any) -> list[str]:
     return [f"{type_name} has no attribute {attribute!r}. Did you mean .{options[0]}?"] if options else []
 
 
-def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list[str]:
+def undefined_name(evalue: str) -> str | None:
+    """The name a NameError's message says is not defined, if it says one."""
     found = _NAME.search(evalue)
-    if not found:
+    return found.group(1) if found else None
+
+
+def _name_hints(ns: Mapping[str, Any], names: Sequence[str], evalue: str) -> list[str]:
+    word = undefined_name(evalue)
+    if word is None:
         return []
-    word = found.group(1)
     statement = _IMPORTS.get(word) or (f"import {word}" if word not in ns and _importable(word) else "")
     if statement:
         return [f"{word!r} is not defined: the code must import it itself (`{statement}`)."]

@@ -11,12 +11,12 @@ import ast
 import asyncio
 import contextlib
 import json
-import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jupyter_ai_ci.context.failure import undefined_name
 from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
 from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors.connection import KernelConnection
@@ -171,20 +171,14 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
                      executor.executions)
 
 
-_NOT_DEFINED = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
-
-
 def _unrun_name(nb: Node, outcome: Outcome) -> str:
     """Why a NameError on a name the notebook's own cells set: they were not run (the kernel
     is new, and only --run-existing runs them first); "" for any other failure."""
     error = outcome.last_error
-    found = _NOT_DEFINED.search(error.evalue) if error is not None and error.ename == "NameError" else None
-    if found is None:
+    name = undefined_name(error.evalue) if error is not None and error.ename == "NameError" else None
+    if name is None or not any(c.cell_type == "code" and _binds(c.source, name) for c in nb.cells):
         return ""
-    if not any(c.cell_type == "code" and _binds(c.source, found.group(1)) for c in nb.cells):
-        return ""
-    return (f" ({found.group(1)!r} is set by the notebook's own cells, which were not run: "
-            "--run-existing runs them first)")
+    return f" ({name!r} is set by the notebook's own cells, which were not run: --run-existing runs them first)"
 
 
 def _binds(source: str, name: str) -> bool:

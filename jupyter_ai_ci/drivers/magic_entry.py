@@ -154,8 +154,6 @@ class AskMagics(Magics, AICISettings):
         self.driver().ask_replay(args)
 
 
-# Options that take a value; every other option is a flag.
-_VALUED = frozenset({"--retries", "--model", "--steps"})
 # A word as typed: a quoted string (quotes kept, spaces inside) or a run of non-spaces.
 _WORD = re.compile(r""""[^"]*"|'[^']*'|\S+""")
 
@@ -185,7 +183,8 @@ def parse_ask_line(parser: Any, line: str) -> Any:
             break
         elif text.startswith("-"):
             argv.append(_unquoted(text))
-            value_next = text in _VALUED
+            option = parser._option_string_actions.get(text)  # argparse's own table of the options
+            value_next = option is not None and option.nargs != 0  # --retries N, not --yes
         else:
             start = word.start()
             break
