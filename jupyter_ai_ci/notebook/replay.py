@@ -2,8 +2,10 @@
 
 A record is keyed by a digest of what decides the code: the request, the
 options that change the run, the model, the earlier requests of the
-conversation, and the descriptions of the variables the request names
-(their type, shape, columns and dtypes).  Anything else -- other variables,
+conversation, the descriptions of the variables the request names
+(their type, shape, columns and dtypes), and for the command line and the
+panel the notebook's name (one prompt over several notebooks of a folder asks
+for each).  Anything else -- other variables,
 outputs, time -- does not invalidate it, so a notebook replays in a fresh
 kernel (Run All, nbclient, papermill) and when a cell is re-run in the same
 kernel.
@@ -83,15 +85,20 @@ class Record:
 
 
 def replay_key(request: str, options: dict[str, Any], model: str,
-               named_variables: Iterable[str], earlier_requests: Iterable[str]) -> str:
-    payload = json.dumps({
+               named_variables: Iterable[str], earlier_requests: Iterable[str], notebook: str = "") -> str:
+    """``notebook``: the file's name where the driver knows it for sure (the command line, the
+    panel); the magic's records are shared by the notebooks of a folder, copies included."""
+    fields: dict[str, Any] = {
         "v": FORMAT_VERSION,
         "request": request.strip(),
         "options": options,
         "model": model,
         "variables": sorted(named_variables),
         "conversation": list(earlier_requests),
-    }, sort_keys=True)
+    }
+    if notebook:  # left out when unknown, so the magic's keys stay what they were
+        fields["notebook"] = notebook
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 

@@ -158,13 +158,18 @@ class Run:
         if self.store is not None:  # the key serves only the replay record
             conversation = self.session.conversation(self.thread)
             options = {"steps": self.settings.steps, "run": self.settings.run}
+            # The command line's and the panel's thread is the notebook's path: one prompt run over
+            # c.ipynb and d.ipynb asks for each (c's code, replayed into d, used c's names).
+            notebook = Path(self.thread).name
             self.key = replay_key(self.request, options, self.endpoint.model, snapshot.named,
-                                  earlier_requests(self.request, conversation, CONVERSATION_TURNS - 1))
+                                  earlier_requests(self.request, conversation, CONVERSATION_TURNS - 1), notebook)
             if not self.options.regenerate:
-                # Records made before 26 Nov are keyed on all the earlier requests kept (up to three).
-                legacy = replay_key(self.request, options, self.endpoint.model, snapshot.named,
-                                    earlier_requests(self.request, conversation))
-                self.record = self.store.get(self.key) or (self.store.get(legacy) if legacy != self.key else None)
+                self.record = self.store.get(self.key)
+                if self.record is None and not notebook:
+                    # The magic's records made before 26 Nov: keyed on all the earlier requests kept.
+                    legacy = replay_key(self.request, options, self.endpoint.model, snapshot.named,
+                                        earlier_requests(self.request, conversation))
+                    self.record = self.store.get(legacy) if legacy != self.key else None
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

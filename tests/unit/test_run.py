@@ -91,6 +91,22 @@ def test_a_request_asked_again_at_once_replays_in_a_long_chat(tmp_path: Path) ->
     assert client.requests == [] and fresh.usage.entries[-1].replayed
 
 
+def test_the_same_request_in_another_notebook_of_the_folder_asks_the_model(tmp_path: Path) -> None:
+    # Found by hand: `jupyter ai-ci run c.ipynb d.ipynb --prompt "double it"` replayed c's code into d.
+    s, client = session("```python\nc = 1\n```", "```python\nd = 2\n```", "```python\nm = 3\n```")
+    keys = []
+    for thread in ("c.ipynb", "sub/d.ipynb", "c.ipynb", "sub/d.ipynb", ""):
+        run = Run(s, "double it", replay_dir=tmp_path, thread=thread, source="test")
+        loop, model = run.start(snapshot(run))
+        run.finish(drive(loop, model, NamespaceExecutor()))
+        keys.append(run.key)
+    # One model request each; asked again, each notebook replays its own code.
+    assert [e.replayed for e in s.usage.entries] == [False, False, True, True, False]
+    assert len(client.requests) == 3 and len(set(keys)) == 3
+    # The magic (no thread) knows no notebook for sure: its key is the folder's, as before.
+    assert keys[-1] == replay_key("double it", {"steps": 1, "run": True}, "scripted", ("x: int = 1",), [])
+
+
 def test_a_request_run_again_at_once_is_one_turn_of_the_conversation() -> None:
     s, _ = session()
     for request in ("load", "plot", "plot "):
