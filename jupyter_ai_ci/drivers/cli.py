@@ -47,8 +47,9 @@ class RunApp(JupyterApp):
     (c.AICISettings.policy, allow, deny) is run after you answer y on the terminal, or with
     --yes; with no terminal on stdin it is refused. A failed attempt is undone in the kernel.
     Exit status: 0 done, 1 gave up, 2 usage, 3 model endpoint, 4 kernel or gateway, 5 an
-    existing cell raised, 6 refused by policy, 7 over the token budget, 130 interrupted (the
-    notebook is then unchanged)."""
+    existing cell raised, 6 refused by policy, 7 over the token budget, 130 interrupted (Ctrl-C),
+    143 stopped (SIGTERM); an interrupted or stopped notebook is unchanged. With several
+    notebooks, each fails alone and the status is the first failure's."""
     examples = 'jupyter ai-ci run analysis.ipynb --prompt "Plot revenue per region from sales.csv"'
     classes = [AICISettings]
 
@@ -98,7 +99,10 @@ class RunApp(JupyterApp):
         "max-tokens-per-session": "AICISettings.max_tokens_per_session",
     }
     flags = {
-        **base_flags,
+        # Jupyter's own -y ("answer yes to any prompts") is what --yes does here: the only
+        # prompts are ours.  Left as Jupyter's, it sat beside --yes in --help and approved nothing.
+        **{name: flag for name, flag in base_flags.items() if name != "y"},
+        "y": ({"RunApp": {"yes": True}}, "The same as --yes."),
         "run-existing": ({"RunApp": {"run_existing": True}}, "Run the existing cells first."),
         "yes": ({"RunApp": {"yes": True}}, "Approve flagged code without asking (the deny list still applies)."),
         "regenerate": ({"RunApp": {"regenerate": True}}, "Ask the model again instead of replaying."),
@@ -131,9 +135,6 @@ class RunApp(JupyterApp):
             self.fail(EXIT_USAGE, 'give a request with --prompt "…" or --prompt-file FILE')
         if self.jobs < 1:
             self.fail(EXIT_USAGE, "--jobs must be at least 1")
-        for path in paths:
-            if path.suffix != ".ipynb" or not path.parent.resolve().is_dir():
-                self.fail(EXIT_USAGE, f"{path}: expected NAME.ipynb in an existing directory")
         try:
             settings = AICISettings(parent=self)
         except TraitError as exc:
@@ -141,7 +142,8 @@ class RunApp(JupyterApp):
         session = Session(settings)
         options = Options(regenerate=self.regenerate, yes=self.yes)
         try:
-            Run(session, request, options).check()  # before any kernel starts
+            first = Run(session, request, options)
+            first.check()  # before any kernel starts
         except UsageProblem as exc:  # e.g. a request over max_request_kb
             self.fail(EXIT_USAGE, str(exc))
         except AICIError as exc:
@@ -151,7 +153,8 @@ class RunApp(JupyterApp):
             run_existing=self.run_existing, timeout=self.timeout, receive_timeout=self.receive_timeout,
             startup_timeout=self.startup_timeout)
         try:
-            results = asyncio.run(run_all(paths, session, request, options, kernel, self.jobs))
+            results = asyncio.run(run_all(paths, session, request, options, kernel, self.jobs,
+                                          first.endpoint.model))
         except KeyboardInterrupt:
             self.fail(EXIT_INTERRUPTED, "interrupted; notebooks not yet finished were not changed")
         except asyncio.CancelledError:  # SIGTERM (stop_on_sigterm)
@@ -167,7 +170,7 @@ class RunApp(JupyterApp):
 
 
 async def run_all(paths: list[Path], session: Session, request: str, options: Options, kernel: KernelOptions,
-                  jobs: int) -> list[RunResult]:
+                  jobs: int, model: str = "model") -> list[RunResult]:
     """Every notebook, ``jobs`` at a time; each result line printed as it finishes.  One
     session: the token budget per session spans the command's notebooks."""
     stop_on_sigterm()
@@ -178,7 +181,7 @@ async def run_all(paths: list[Path], session: Session, request: str, options: Op
     async def one(path: Path) -> RunResult:
         async with gate:
             label = "" if alone else f"[{path.name}] "
-            reporter = TerminalReporter(label, sys.stderr, show_text=alone and sys.stderr.isatty())
+            reporter = TerminalReporter(label, sys.stderr, show_text=alone and sys.stderr.isatty(), model=model)
             approver = TerminalApprover(label, sys.stderr, asking, sys.stdin)
             try:
                 result = await run_notebook(path, session, request, options, kernel, reporter, approver)

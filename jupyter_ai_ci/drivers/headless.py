@@ -109,6 +109,11 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
     """Run the request against one notebook; save it only when code ran (or prose answered).
 
     ``approver`` answers what the policy asks about; with none, flagged code is refused."""
+    # Checked per notebook: one mistyped path fails alone, as an unreadable notebook does.
+    if path.suffix != ".ipynb":
+        raise UsageProblem(f"expected NAME.ipynb, not {path.name}; nothing was run for it")
+    if not path.parent.resolve().is_dir():
+        raise UsageProblem(f"the folder {path.parent} does not exist; nothing was run for {path.name}")
     try:
         nb = load_or_create(path, kernel.kernel_name)
     except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
@@ -163,9 +168,8 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
     where = sink.insert(outcome.cells, result.provenance, outcome.answer)
     save(nb, path)
     n = len(outcome.attempts)
+    # Replayed or not, the figures say it ("replayed, no model call").
     what = facts.what() if outcome.status == "answered" else f"{where} after {n} attempt{'' if n == 1 else 's'}"
-    if result.replayed:
-        what += " (replayed: no model request)"
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
     return RunResult(path, EXIT_OK, f"{what} ({facts.figures()[0]}; {spent})", outcome, timings,
                      executor.executions)

@@ -23,10 +23,11 @@ SHOWN_LINES = 30  # of the code shown with the question; the model's text may ha
 class TerminalReporter:
     """Progress on stderr: attempts and retries always, the model's text when on a TTY alone."""
 
-    def __init__(self, label: str, stream: TextIO, show_text: bool) -> None:
+    def __init__(self, label: str, stream: TextIO, show_text: bool, model: str = "model") -> None:
         self.label = label
         self.stream = stream
         self.show_text = show_text
+        self.model = model  # named as the magic names it: "── gpt-4o-mini: fixing ──"
 
     def _say(self, text: str) -> None:
         self.stream.write(text)
@@ -35,7 +36,7 @@ class TerminalReporter:
     def model_started(self, call: CallModel) -> None:
         what = {"first": "writing code", "fix": "fixing", "next-step": "next step",
                 "answer": "answering"}[call.purpose]
-        self._say(f"{self.label}── model: {what} ──\n")
+        self._say(f"{self.label}── {self.model}: {what} ──\n")
 
     def model_text(self, text: str) -> None:
         if self.show_text:

@@ -269,3 +269,43 @@ def test_jobs_run_notebooks_at_once_each_in_its_own_kernel(
     (pid1, start1, end1), (pid2, start2, end2) = spans
     assert pid1 != pid2
     assert start1 < end2 and start2 < end1  # the two cells ran at the same time
+
+
+def test_one_prompt_over_two_notebooks_asks_for_each_and_replays_each_its_own(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Found by hand: d replayed the code written for c (its names, not d's).
+    existing_notebook(tmp_path / "c.ipynb", "v = 2")
+    existing_notebook(tmp_path / "d.ipynb", "w = 5")
+    model_server.script(py("doubled = v * 2\nprint(doubled)"), py("doubled = w * 2\nprint(doubled)"))
+    proc = run(["c.ipynb", "d.ipynb", "--run-existing", "--prompt", "double it"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(model_server.requests) == 2 and "NameError" not in "".join(model_server.request_texts())
+    outputs = [nbformat.read(tmp_path / n, as_version=4).cells[-1].outputs[0].text for n in ("c.ipynb", "d.ipynb")]
+    assert outputs == ["4\n", "10\n"]
+    # Run again on fresh copies: each notebook replays its own code, and the model is not asked.
+    existing_notebook(tmp_path / "c.ipynb", "v = 3")
+    existing_notebook(tmp_path / "d.ipynb", "w = 7")
+    proc = run(["c.ipynb", "d.ipynb", "--run-existing", "--prompt", "double it"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(model_server.requests) == 2
+    outputs = [nbformat.read(tmp_path / n, as_version=4).cells[-1].outputs[0].text for n in ("c.ipynb", "d.ipynb")]
+    assert outputs == ["6\n", "14\n"]
+
+
+def test_a_missing_folder_fails_alone_in_a_batch(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Found by hand: one mistyped path stopped the whole batch (exit 2, no --json records).
+    model_server.script(py("x = 1"))
+    proc = run(["nope/a.ipynb", "b.ipynb", "--prompt", "set x", "--json", "runs.json"], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "✗ nope/a.ipynb: UsageProblem: the folder nope does not exist; nothing was run for a.ipynb" \
+        in proc.stderr
+    assert "✓ b.ipynb: 1 code cell appended after 1 attempt" in proc.stdout
+    record = json.loads((tmp_path / "runs.json").read_text())
+    assert [(r["notebook"], r["exit_code"]) for r in record] == [("nope/a.ipynb", 2), ("b.ipynb", 0)]
+    assert not (tmp_path / "nope").exists()
+    # Asked again of a fresh b, it replays, and the line says so once.
+    (tmp_path / "b.ipynb").unlink()
+    proc = run(["b.ipynb", "--prompt", "set x"], tmp_path)
+    assert proc.returncode == 0 and len(model_server.requests) == 1, proc.stderr
+    [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("✓ b.ipynb")]
+    assert "replayed, no model call" in line and line.count("replayed") == 1, line

@@ -43,9 +43,10 @@ def test_flagged_code_is_refused_without_a_terminal(tmp_path: Path, model_server
     assert (tmp_path / "a.ipynb").read_bytes() == before and len(model_server.requests) == 1
 
 
-def test_yes_approves_flagged_code(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+@pytest.mark.parametrize("yes", ["--yes", "-y"])  # -y was Jupyter's own "answer yes", and approved nothing
+def test_yes_approves_flagged_code(tmp_path: Path, model_server: ScriptedOpenAIServer, yes: str) -> None:
     model_server.script(SHELL)
-    proc = run(["a.ipynb", "--prompt", "run echo", "--yes"], tmp_path)
+    proc = run(["a.ipynb", "--prompt", "run echo", yes], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "touched.txt").read_text() == "ran\n"
     cell = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1]

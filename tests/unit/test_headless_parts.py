@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from jupyter_ai_ci.drivers.terminal import TerminalReporter
-from jupyter_ai_ci.events import Cell, ExecutionResult, Notice
+from jupyter_ai_ci.events import CallModel, Cell, ExecutionResult, Notice
 from jupyter_ai_ci.executors.kernel import traceback_lineno
 from jupyter_ai_ci.notebook.document import NotebookSink, cell_records, load_or_create, output_text, save
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
@@ -81,6 +81,8 @@ def test_terminal_reporter_labels_lines_and_streams_only_when_asked() -> None:
     quiet.model_text("secret text")
     quiet.notice(Notice("retrying", "attempt 1 failed"))
     assert stream.getvalue() == "[a.ipynb] ✗ attempt 1 failed\n"
-    loud = TerminalReporter("", stream, show_text=True)
+    loud = TerminalReporter("", stream, show_text=True, model="qwen2.5-coder")
     loud.model_text("streamed")
     assert stream.getvalue().endswith("streamed")
+    loud.model_started(CallModel((), "fix"))  # the model by its name, as the magic shows it
+    assert stream.getvalue().endswith("── qwen2.5-coder: fixing ──\n")
