@@ -140,9 +140,11 @@ class AskMagics(Magics, AICISettings):
         args = parse_ask_line(self.ask.parser, line)  # a mistyped option costs no import
         self.driver().ask(args, cell)
 
+    @magic_arguments()
     @line_magic
     def ask_usage(self, line: str) -> None:
         """Tokens and requests per %%ask and for this session (cost when prices are set)."""
+        parse_argstring(self.ask_usage, line)  # it takes none: a typo is said, not ignored
         self.driver().ask_usage()
 
     @magic_arguments()

@@ -48,4 +48,10 @@ class NextInputSink:
         if not code:
             return "nothing to insert"
         self.shell.set_next_input(code, replace=False)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
+            # Sent without stdin: nbclient, nbconvert, papermill -- which ignore the payload, so
+            # no cell is added (found by hand: the line claimed one).  Frontends people type in
+            # (JupyterLab, Notebook, VS Code) allow stdin and add the cell.
+            return "the code is in this output (a headless run adds no cell)"
         return "the code is in a new cell below"

@@ -60,6 +60,9 @@ class StdinApprover:
             answer = builtins.input(prompt)
         except (EOFError, OSError, RuntimeError) as exc:
             # ipykernel raises StdinNotImplementedError (a RuntimeError) without stdin.
+            if isinstance(exc, EOFError):  # Ctrl-D at the prompt: the refusal goes on a line of its own
+                self.say("\n")
+                return Approval(False, "rejected by the user (end of input)")
             return Approval(False, f"{NO_STDIN} ({type(exc).__name__})")
         if answer.strip().lower() in ("y", "yes"):
             return Approval(True, "approved")

@@ -121,6 +121,8 @@ def test_config_and_environment(ip: Any, model_server: ScriptedOpenAIServer,
     ("%ask --retries -1 go", "--retries must be at least 0"),
     ("%ask --frobnicate go", "unrecognized arguments: --frobnicate"),
     ("%ask --y delete the file", "unrecognized arguments: --y"),  # not --yes: whole names only
+    ("%ask_usage --bar", "unrecognized arguments: --bar"),  # was ignored
+    ("%ask_replay --clean", "unrecognized arguments: --clean"),
 ])
 def test_user_mistakes_are_usage_errors(ip: Any, cell: str, message: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:

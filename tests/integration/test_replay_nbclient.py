@@ -61,6 +61,9 @@ def test_second_run_makes_no_request_and_a_changed_request_regenerates_only_itse
     assert len(keyed.requests) == 4 and keyed.misses == []
     first_texts = texts(first)
     assert "total 6" in first_texts[0] and "rows 3" in first_texts[1] and "mean 2.0" in first_texts[2]
+    # nbclient adds no cell (it ignores set_next_input): the line says where the code is instead.
+    assert len(first.cells) == 5 and all("the code is in this output (a headless run adds no cell)" in t
+                                          and "new cell below" not in t for t in first_texts)
 
     keyed.script()  # any request now would fail the run
     second = execute(notebook(requests), tmp_path)

@@ -33,3 +33,13 @@ def test_a_terminal_shell_asks_only_a_terminal(monkeypatch: pytest.MonkeyPatch) 
 def test_a_kernel_asks_its_frontend_when_it_allows_stdin() -> None:
     assert StdinApprover(SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=True)), print).can_ask()
     assert not StdinApprover(SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=False)), print).can_ask()
+
+
+def test_end_of_input_at_the_terminal_refuses_on_a_line_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by hand: Ctrl-D left "Run this code? [y/N] PolicyRefused: …" on one line.
+    monkeypatch.setattr(sys, "stdin", _Terminal(""))  # input() at a terminal: EOFError on Ctrl-D
+    said: list[str] = []
+    decision = StdinApprover(SimpleNamespace(), said.append).approve(
+        AskApproval(("import os\nos.remove('x')",), ("deletes a file",), attempt=1))
+    assert not decision.granted and decision.why == "rejected by the user (end of input)"
+    assert said[-1] == "\n"
