@@ -49,7 +49,9 @@ class NextInputSink:
             return "nothing to insert"
         self.shell.set_next_input(code, replace=False)
         kernel = getattr(self.shell, "kernel", None)
-        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
+        if kernel is None:  # the IPython terminal: no cells; the code waits at the next prompt
+            return "the code is at the next prompt"
+        if not getattr(kernel, "_allow_stdin", True):
             # Sent without stdin: nbclient, nbconvert, papermill -- which ignore the payload, so
             # no cell is added (found by hand: the line claimed one).  Frontends people type in
             # (JupyterLab, Notebook, VS Code) allow stdin and add the cell.

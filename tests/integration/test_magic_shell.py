@@ -36,6 +36,7 @@ def test_buggy_code_is_fixed_from_the_traceback(ip: Any, model_server: ScriptedO
     assert "✗ attempt 1 failed: KeyError" in out
     assert "{'n': 4, 's': 2}" in out
     assert "✓ done in 2 attempts" in out
+    assert "the code is at the next prompt" in out  # a terminal has no cells (it said "a new cell below")
     assert ip.rl_next_input == "totals = sales.groupby('region')['revenue'].sum()\nprint(totals.to_dict())"
 
 
