@@ -69,12 +69,19 @@ class CommSink:
         ask_id = ask_cell_id(self.shell)
         meta = {METADATA_KEY: {**provenance, "ask_cell_id": ask_id}}
         self.ids = tuple(uuid.uuid4().hex for _ in cells)
+        # The cells ran as part of this execution: they show its number ([7]:, as the %%ask cell
+        # does), not the "[ ]:" of a cell that never ran.
+        # Counted from the history (IPython 9 steps shell.execution_count before a cell runs,
+        # IPython 8 after; the generated code ran unrecorded): In [n] running, it holds n + 1.
+        raw = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
+        count = len(raw) - 1 if isinstance(raw, list) and len(raw) > 1 else None
         payload = {
             "type": "insert",
             "protocol": PROTOCOL,
             "ask_cell_id": ask_id,
             "cells": [
-                {"id": i, "source": c.code, "outputs": list(c.result.outputs), "metadata": meta}
+                {"id": i, "source": c.code, "outputs": list(c.result.outputs), "metadata": meta,
+                 "execution_count": count}
                 for i, c in zip(self.ids, cells, strict=True)
             ],
         }

@@ -44,7 +44,7 @@ function cellIds(panel: NotebookPanel): string[] {
 export function insertCodeCells(
   panel: NotebookPanel,
   index: number,
-  cells: { source: string; metadata: JSONObject; outputs?: JSONObject[]; id?: string }[]
+  cells: { source: string; metadata: JSONObject; outputs?: JSONObject[]; id?: string; execution_count?: number }[]
 ): void {
   const shared = panel.content.model!.sharedModel;
   shared.insertCells(
@@ -56,7 +56,7 @@ export function insertCodeCells(
       source: c.source,
       metadata: c.metadata,
       outputs: (c.outputs ?? []) as any,
-      execution_count: null
+      execution_count: c.execution_count ?? null
     }))
   );
 }

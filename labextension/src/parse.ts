@@ -100,6 +100,7 @@ export interface ICommCell {
   metadata: JSONObject;
   outputs: JSONObject[];
   id?: string;
+  execution_count?: number;
 }
 
 function commOutput(out: unknown): JSONObject | null {
@@ -150,7 +151,11 @@ export function parseCommCells(value: unknown): ICommCell[] {
       source: c.source,
       metadata,
       outputs,
-      ...(typeof c.id === 'string' && CELL_ID.test(c.id) ? { id: c.id } : {})
+      ...(typeof c.id === 'string' && CELL_ID.test(c.id) ? { id: c.id } : {}),
+      // The %%ask cell's own number: the code ran in that execution.
+      ...(Number.isSafeInteger(c.execution_count) && (c.execution_count as number) >= 0
+        ? { execution_count: c.execution_count as number }
+        : {})
     });
   }
   return cells;

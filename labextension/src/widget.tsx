@@ -222,9 +222,13 @@ function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
   return (
     <div
       className="jp-aici-usage"
-      title={`This notebook's chat: ${u.requests} model request(s), ${u.prompt} prompt + ${u.completion} completion tokens`}
+      title={
+        `This notebook's chat since the Jupyter server started (New chat does not reset it): ` +
+        `${u.requests} model request(s) — a request that needed a fix makes several — ` +
+        `${u.prompt} prompt + ${u.completion} completion tokens`
+      }
     >
-      session: {u.requests} {u.requests === 1 ? 'request' : 'requests'} · {compact(tokens)}{' '}
+      session: {u.requests} model {u.requests === 1 ? 'call' : 'calls'} · {compact(tokens)}{' '}
       {tokens === 1 ? 'token' : 'tokens'}
     </div>
   );
@@ -240,7 +244,8 @@ function ModelPicker(props: { model: ChatModel }): JSX.Element {
   return (
     <select
       className="jp-aici-picker"
-      title={`endpoint: ${config.host}`}
+      // The full name: a long one (a local model's file name) is cut off in the select.
+      title={`${models.find(m => m.name === model.model)?.label ?? model.model ?? ''} — endpoint: ${config.host}`}
       aria-label="Model"
       disabled={model.busy}
       value={model.model ?? ''}

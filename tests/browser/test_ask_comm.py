@@ -87,6 +87,9 @@ def test_rerun_replaces_its_cells_and_a_restarted_kernel_is_linked_again(
     assert cells.count() == 3
     second = cells.nth(2).locator(".jp-OutputArea").inner_text()
     assert second.startswith("stamp ") and second != first
+    # It ran in the %%ask cell's execution, and shows its number (it showed "[ ]:", as if never run).
+    prompt = cells.nth(1).locator(".jp-InputPrompt").inner_text().strip()
+    assert re.fullmatch(r"\[\d+\]:", prompt) and cells.nth(2).locator(".jp-InputPrompt").inner_text().strip() == prompt
     assert len(model.requests) == 2
 
     # "Restart Kernel and Run All": the new kernel process is marked before the

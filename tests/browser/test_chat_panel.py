@@ -40,6 +40,9 @@ def test_the_picker_lists_exactly_the_offered_models_and_a_request_uses_the_pick
     ask(page, "say hello")
     assert [r["model"] for r in model.requests] == ["scripted-large"]
     assert picker.input_value() == "scripted-large"
+    # A long name is cut off in the select: its title has it whole (the label, then the endpoint).
+    assert picker.get_attribute("title").startswith(
+        options.nth(OFFERED.index("scripted-large")).inner_text() + " — endpoint: 127.0.0.1")
 
 
 LONG = "totals = " + " + ".join(f"len('region_{i}')" for i in range(30))
@@ -149,14 +152,14 @@ def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], mode
     assert "Here are the prices" in panel.locator(".jp-aici-model").inner_text()
     assert "prices = [3, 4]" in panel.locator(".jp-aici-model .jp-aici-codeblock").inner_text()
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
-    assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 request · 430 tokens"
+    assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 model call · 430 tokens"
 
     ask(page, "now add them up")  # continues the conversation
     follow_up = model.requests[1]["messages"]
     assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
     assert "prices = [3, 4]" in follow_up[2]["content"]
     panel.locator(".jp-aici-model strong", has_text="7").wait_for()
-    assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 requests · 940 tokens"
+    assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 model calls · 940 tokens"
 
 
 # A 48x32 PNG made without matplotlib (the test environment may not have it).

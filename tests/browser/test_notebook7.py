@@ -46,7 +46,7 @@ def test_chat_panel_in_notebook7(page: Any, lab: dict[str, Any], model: Scripted
     assert "```" not in panel.evaluate("el => el.textContent")
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
-    assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 request · 320 tokens"
+    assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 model call · 320 tokens"
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == 2
     assert "x squared is 25" in cells.nth(1).locator(".jp-OutputArea").inner_text()

@@ -45,7 +45,7 @@ def test_provenance_usage_and_regenerate(page: Any, lab: dict[str, Any], model: 
     ask(page, "square x")
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
     usage = panel.locator(".jp-aici-usage")
-    assert usage.inner_text() == "session: 1 request · 1.2k tokens"
+    assert usage.inner_text() == "session: 1 model call · 1.2k tokens"
     assert panel.locator(".jp-aici-replayed").count() == 0
     page.screenshot(path=str(ARTIFACTS / "sidebar-provenance.png"))
 
@@ -70,7 +70,7 @@ def test_provenance_usage_and_regenerate(page: Any, lab: dict[str, Any], model: 
     replayed = panel.locator(".jp-aici-model").last
     assert replayed.locator(".jp-aici-codeblock", has_text="x ** 2").count() == 1
     assert "```" not in panel.inner_text()
-    assert usage.inner_text() == "session: 1 request · 1.2k tokens"
+    assert usage.inner_text() == "session: 1 model call · 1.2k tokens"
     page.screenshot(path=str(ARTIFACTS / "sidebar-replayed.png"))
 
     # Regenerate asks the model, not the record.
@@ -83,7 +83,7 @@ def test_provenance_usage_and_regenerate(page: Any, lab: dict[str, Any], model: 
     assert len(model.requests) == 2
     assert "replayed" not in panel.locator(".jp-aici-done").last.inner_text()
     assert panel.locator("button.jp-aici-regenerate").count() == 0
-    assert usage.inner_text() == "session: 2 requests · 2.1k tokens"
+    assert usage.inner_text() == "session: 2 model calls · 2.1k tokens"
     assert panel.locator(".jp-aici-user").last.inner_text() == "square x"
 
     save(page)
