@@ -36,12 +36,19 @@ class KernelCalls:
             own = Session(key=kernel.session.key, signature_scheme=kernel.session.signature_scheme)
             self._client = kernel.client(session=own)
             self._client.start_channels()
-        msg_id = self._client.execute("", silent=True, store_history=False, user_expressions={"x": expr})
-        while True:
-            reply = await self._client.get_shell_msg(timeout=None)
-            if reply.get("parent_header", {}).get("msg_id") == msg_id:
-                value = reply["content"].get("user_expressions", {}).get("x", {})
-                return value if isinstance(value, dict) else {}
+        for _ in range(2):
+            msg_id = self._client.execute("", silent=True, store_history=False, user_expressions={"x": expr})
+            while True:
+                reply = await self._client.get_shell_msg(timeout=None)
+                if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                    break
+            # ipykernel aborts the requests queued behind a cell that raised: Stop interrupts the
+            # running cell, and the rollback sent meanwhile was dropped (found by hand: the stopped
+            # attempt's variables stayed).  Asked again, it runs.
+            if reply["content"].get("status") != "aborted":
+                break
+        value = reply["content"].get("user_expressions", {}).get("x", {})
+        return value if isinstance(value, dict) else {}
 
     def close(self) -> None:
         if self._client is not None:
