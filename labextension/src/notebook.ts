@@ -17,6 +17,20 @@ import {
 } from './tokens';
 
 const CONTEXT_CELLS = 20;
+// Of each end of a cell's source or output sent with a request.  The server keeps far less of
+// a cell (context/build.py: 600 characters of output, 1200 of source, masked before the cut),
+// so this only keeps a cell that printed megabytes from making the message too large to send
+// (found by hand: one such cell made every request of that notebook fail).
+const CELL_END_CHARS = 10000;
+
+/** ``text`` whole, or its head and tail with how much was cut between them. */
+export function headTail(text: string, end: number = CELL_END_CHARS): string {
+  if (text.length <= 2 * end + 100) {
+    return text;
+  }
+  const cut = text.length - 2 * end;
+  return `${text.slice(0, end)}\n… ${cut} characters cut …\n${text.slice(-end)}`;
+}
 
 /** A text stand-in for a cell's outputs, as the model's context. */
 function outputText(outputs: JSONObject[]): string {
@@ -126,8 +140,8 @@ class PanelTarget implements IRunTarget {
       .slice(-CONTEXT_CELLS)
       .map(
         (w): ICellContext => ({
-          source: w.model.sharedModel.getSource(),
-          output: outputText((w as CodeCell).model.outputs.toJSON() as JSONObject[])
+          source: headTail(w.model.sharedModel.getSource()),
+          output: headTail(outputText((w as CodeCell).model.outputs.toJSON() as JSONObject[]))
         })
       );
   }

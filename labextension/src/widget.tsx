@@ -24,6 +24,7 @@ const CHAT_SVG =
 
 export const chatIcon = new LabIcon({ name: 'jupyter-ai-ci:chat', svgstr: CHAT_SVG });
 
+const SHOWN_REQUEST = 2000; // characters of a request shown in the chat
 const RUN_MARKS = { running: '▶', ok: '✓', error: '✗', stopped: '■' };
 const RUN_LABELS = {
   running: 'running a cell…',
@@ -100,7 +101,19 @@ function EntryView(props: {
   const e = props.entry;
   switch (e.kind) {
     case 'user':
-      return <div className="jp-aici-entry jp-aici-user">{e.text}</div>;
+      // A pasted page of data would fill the chat: its head, and how much more was sent.
+      return (
+        <div className="jp-aici-entry jp-aici-user">
+          {e.text.length > SHOWN_REQUEST ? (
+            <>
+              {e.text.slice(0, SHOWN_REQUEST)}
+              <span className="jp-aici-more"> … and {e.text.length - SHOWN_REQUEST} more characters</span>
+            </>
+          ) : (
+            e.text
+          )}
+        </div>
+      );
     case 'model':
       return (
         <div className="jp-aici-entry jp-aici-model">

@@ -10,6 +10,7 @@ import os
 import time
 from typing import Any
 
+import nbformat
 from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
 from test_sidebar import ask, prepare, send
 
@@ -236,3 +237,34 @@ def test_comm_metadata_from_the_kernel_is_not_applied(page: Any, lab: dict[str, 
     assert set(cell["metadata"]) <= {"jupyter_ai_ci", "trusted"}, cell["metadata"]
     assert cell["metadata"].get("trusted") in (None, False)
     assert "application/javascript" not in json.dumps(cell["outputs"])
+
+
+def test_a_cell_that_printed_megabytes_does_not_block_the_next_request(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    # Found by hand: the panel sent every cell's whole output, and past 2 MB every later request
+    # of that notebook was refused ("The message is 3.3 MB; the limit for a request is 64 kB").
+    model.script(Reply("Hello."))
+    nb = nbformat.v4.new_notebook()
+    printed = "".join(f"row {i} {'x' * 20}\n" for i in range(100_000))  # 3.3 MB, saved with the notebook
+    nb.cells = [nbformat.v4.new_code_cell("for i in range(100_000): print('row', i, 'x' * 20)", execution_count=1,
+                                          outputs=[nbformat.v4.new_output("stream", name="stdout", text=printed)])]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab["root"] / "big.ipynb")
+    open_notebook(page, lab, "big.ipynb")
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputArea-editor").click()
+    page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    panel = page.locator(PANEL)
+    long = "say hello " + "and more " * 300
+    box = panel.locator(".jp-aici-input")
+    box.fill(long)  # pasted, not typed
+    box.press("Enter")
+    panel.locator(".jp-aici-done, .jp-aici-error").first.wait_for(timeout=60_000)
+    assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()[:500]
+    assert "Hello." in panel.locator(".jp-aici-model").last.inner_text()
+    sent = model.request_texts()[-1]
+    assert "row 0 xxx" in sent and "row 99999 xxx" in sent and "characters cut" in sent  # head and tail
+    # A long request is shown shortened in the chat (sent whole: the model got all of it).
+    shown = panel.locator(".jp-aici-user").last.inner_text()
+    assert shown.startswith(long[:2000]) and f"… and {len(long.strip()) - 2000} more characters" in shown
+    assert long.strip() in sent
+    page.screenshot(path=str(ARTIFACTS / "panel-big-output.png"))
