@@ -52,6 +52,10 @@ class PolicyRefused(AICIError):
     """Code was refused by policy (rejected, or no way to ask for approval)."""
 
 
+# What to do when every attempt failed, in every driver; {} is the driver's own retries knob.
+GAVE_UP_ADVICE = "Rephrase the request, give more detail, or raise {}."
+
+
 class RetriesExhausted(AICIError):
     """Every attempt raised; names the last error and the attempt count."""
 
@@ -62,8 +66,7 @@ class RetriesExhausted(AICIError):
         why = " (the model sent back the code that had failed, so it stopped early)" if early_stop else ""
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(
-            f"gave up after {attempts} {plural}{why}; last error: {last_error}. "
-            "Rephrase the request, give more detail, or raise --retries."
+            f"gave up after {attempts} {plural}{why}; last error: {last_error}. " + GAVE_UP_ADVICE.format("--retries")
         )
 
 

@@ -160,7 +160,8 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
                          executor.executions)
     if outcome.status == "failed":
         hint = "" if kernel.run_existing else _unrun_name(nb, outcome)
-        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed{hint}", outcome,
+        advice = "" if hint else f". {facts.advice('--retries')}"  # the hint says what to do instead
+        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed{hint}{advice}", outcome,
                          timings, executor.executions)
     if options.regenerate:
         drop_generated(nb, request)  # the new cells replace the old ones, never both

@@ -127,15 +127,21 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     # Read errors while we read the body (the SDK wraps only those it reads itself).
     transport = _transport()
     if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
+        # The SDK tries a timed-out request again: say how long the user waited in all.
+        tries = endpoint.max_retries + 1
         return ModelUnreachable(
-            f"the model at {where} did not answer within {endpoint.timeout:g} s; "
-            "try again, or raise %config AICISettings.request_timeout"
+            f"the model at {where} did not answer within {endpoint.timeout:g} s"
+            f"{f', {tries} tries' if tries > 1 else ''}; try again, or raise AICISettings.request_timeout"
         )
     if isinstance(exc, openai.APIConnectionError):
         return ModelUnreachable(
             f"cannot reach the model at {where}: is the server running and {endpoint.base_url_from} right?"
         )
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        if not endpoint.api_key and os.environ.get(KEY_KEPT_ENV):
+            # A base URL reached this kernel, the key did not (found by hand: "check OPENAI_API_KEY",
+            # which was right, in the server's environment).
+            return ModelAuthError(f"{where} asked for an API key ({exc.status_code}), and {KEY_KEPT_HELP}")
         return ModelAuthError(
             f"{where} rejected the API key ({exc.status_code}): check {endpoint.api_key_from}"
         )
@@ -147,7 +153,7 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, openai.NotFoundError):
         return ModelServerError(
             f"{where} answered 404 for model {endpoint.model!r}: check the model name "
-            "(--model, JUPYTER_AI_CI_MODEL) and the base URL (it usually ends in /v1)"
+            "and the base URL (it usually ends in /v1)"
         )
     if isinstance(exc, openai.APIStatusError):
         return ModelServerError(

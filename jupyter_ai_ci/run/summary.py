@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jupyter_ai_ci.errors import GAVE_UP_ADVICE
 from jupyter_ai_ci.events import Outcome
 
 
@@ -68,6 +69,11 @@ class Summary:
         if self.status == "over-budget":
             return f"stopped: {self.reason}"
         return self.status
+
+    def advice(self, retries: str) -> str:
+        """What to do next, after a run that gave up ("" after any other); ``retries``: how this
+        driver's user raises them (--retries, AICISettings.retries)."""
+        return GAVE_UP_ADVICE.format(retries) if self.status == "failed" else ""
 
     def figures(self) -> list[str]:
         """Tokens (or that no model was called) and time."""

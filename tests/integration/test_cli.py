@@ -93,7 +93,7 @@ def test_giving_up_exits_1_and_leaves_the_notebook_unchanged(
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
         "✗ a.ipynb: gave up after 2 attempts; last error: NameError: name 'missing_b' is not defined "
-        "(line 1); the notebook was not changed")
+        "(line 1); the notebook was not changed. Rephrase the request, give more detail, or raise --retries.")
     assert (tmp_path / "a.ipynb").read_bytes() == before
 
 
@@ -111,7 +111,8 @@ def test_a_name_the_notebook_sets_but_did_not_run_points_at_run_existing(
     existing_notebook(tmp_path / "b.ipynb", "# df comes later\nprint('df')")
     model_server.script(py("print(df['n'])"))
     proc = run(["b.ipynb", "--prompt", "print n of df", "--retries", "0"], tmp_path)
-    assert proc.returncode == 1 and proc.stderr.strip().endswith("the notebook was not changed"), proc.stderr
+    assert proc.returncode == 1 and proc.stderr.strip().endswith(
+        "the notebook was not changed. Rephrase the request, give more detail, or raise --retries."), proc.stderr
 
 
 def test_config_file_reaches_the_shared_settings(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:

@@ -15,7 +15,7 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 HI = [Message("user", "hi")]
@@ -57,6 +57,19 @@ def test_key_is_sent_and_a_wrong_key_is_one_clear_line(model_server: ScriptedOpe
         client(model_server, api_key="wrong").complete(HI)
 
 
+
+def test_no_key_where_the_server_kept_it_out_of_the_kernel_says_so(
+        model_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by hand: with OPENAI_BASE_URL set, %%ask in JupyterLab said "check OPENAI_API_KEY",
+    # which was right (in the server's environment, kept out of the kernel).
+    model_server.api_key = "right"
+    model_server.script(Reply(status=401))
+    monkeypatch.setenv(KEY_KEPT_ENV, "1")
+    with pytest.raises(ModelAuthError, match="asked for an API key \\(401\\), and the Jupyter server kept "
+                                             "OPENAI_API_KEY out of this kernel"):
+        client(model_server).complete(HI)
+
+
 def test_rate_limit_is_retried_with_backoff_then_succeeds(model_server: ScriptedOpenAIServer) -> None:
     limited = Reply(status=429, headers={"retry-after-ms": "20"})
     model_server.script(limited, limited, "finally")
@@ -87,8 +100,12 @@ def test_unknown_model_404_names_the_model(model_server: ScriptedOpenAIServer) -
 
 def test_timeout(model_server: ScriptedOpenAIServer) -> None:
     model_server.script(Reply("late", delay=2.0))
-    with pytest.raises(ModelUnreachable, match="did not answer within 0.5 s"):
+    with pytest.raises(ModelUnreachable, match="did not answer within 0.5 s; try again, or raise "
+                                               "AICISettings.request_timeout"):
         client(model_server, timeout=0.5).complete(HI)
+    model_server.script(Reply("late", delay=2.0), Reply("late", delay=2.0))
+    with pytest.raises(ModelUnreachable, match="within 0.5 s, 2 tries;"):  # the SDK tried again
+        client(model_server, timeout=0.5, max_retries=1).complete(HI)
 
 
 def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:

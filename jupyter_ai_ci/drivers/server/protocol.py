@@ -131,7 +131,9 @@ async def check_open(msg: AskMessage, kernel_manager: Any, session_manager: Any)
 def summary(outcome: Outcome) -> str:
     if outcome.status in ("refused", "over-budget") and outcome.reason:
         return sentence(outcome.reason)  # why nothing ran, not "Done in 0 attempts"
-    return summarize(outcome).sentence()  # the same facts and words as the magic and the CLI
+    facts = summarize(outcome)  # the same facts and words as the magic and the CLI
+    # The panel has no --retries: the server's configuration sets them.
+    return " ".join(filter(None, (facts.sentence(), facts.advice("AICISettings.retries"))))
 
 
 def done_message(result: Result, cells: list[str], session: Session) -> dict[str, Any]:

@@ -116,6 +116,7 @@ async def test_retries_exhausted_leave_nothing_behind_and_count_every_request(
         assert s.status == "failed", (s.driver, s.message)
         assert "gave up after 3 attempts" in s.message.lower(), s.driver
         assert "IndexError: list index out of range" in s.message, s.driver
+        assert "Rephrase the request, give more detail, or raise " in s.message, s.driver  # what to do, alike
         assert s.usage == (3, 300, 60), s.driver  # failed requests cost tokens too
         assert s.records == [], s.driver  # nothing worth replaying
         assert s.names == [], s.driver  # every failed attempt was undone
