@@ -121,7 +121,7 @@ class Notice:
     """Something to tell the user; the driver sends back None."""
 
     kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
-                  "undone", "not-undoable", "refused", "install", "budget", "context"]
+                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer"]
     text: str
     attempt: int = 0
     step: int = 0

@@ -250,8 +250,14 @@ class RichReporter:
             self.refresh()
 
     def model_finished(self) -> None:
-        if self.view.current is not None:
-            self.view.current.streaming = False
+        section = self.view.current
+        if section is not None:
+            section.streaming = False
+            if not section.text:
+                # A call that failed (after the SDK's retries) or was interrupted ends here too:
+                # shown now, it read "reply without code" until the error line came.  An empty
+                # reply that did come is shown by the notice that follows.
+                return
         self.refresh()
 
     def notice(self, notice: Notice) -> None:

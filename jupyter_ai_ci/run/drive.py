@@ -34,11 +34,13 @@ from jupyter_ai_ci.events import (
     Inspect,
     Install,
     LoopGen,
+    ModelReply,
     Notice,
     Outcome,
     Rollback,
     TransactionReport,
 )
+from jupyter_ai_ci.errors import ModelError
 from jupyter_ai_ci.executors import AsyncExecutor, Executor
 from jupyter_ai_ci.model.client import AsyncModelClient, ModelClient
 
@@ -108,6 +110,15 @@ class _Bookkeeper:
         self.timings.model += time.perf_counter() - self.t0 - self.shown
         self.timings.client_cpu += time.thread_time() - self.cpu0 - self.shown
         self.report.model_finished()
+
+    def no_answer(self, action: CallModel, error: ModelError) -> ModelReply:
+        """The answer in words could not be had: the code ran and worked, so its cells stand
+        without one.  Found by hand: a 500 on that last call discarded the working code (no cell,
+        the notebook not saved) while its variables stayed in the kernel."""
+        if action.purpose != "answer":
+            raise error
+        self.report.notice(Notice("no-answer", f"no answer in words: {error}; the code ran, and its cells are kept"))
+        return ModelReply("", model="")
 
     def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
         self.timings.execute += time.perf_counter() - self.t0
@@ -186,6 +197,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                 book.begin(action)
                 try:
                     result = model.complete(action.messages, book.text, action.temperature)
+                except ModelError as error:
+                    result = book.no_answer(action, error)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):
@@ -221,6 +234,8 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                 book.begin(action)
                 try:
                     result = await model.acomplete(action.messages, book.text, action.temperature)
+                except ModelError as error:
+                    result = book.no_answer(action, error)
                 finally:
                     book.model_done()
             elif isinstance(action, Execute):

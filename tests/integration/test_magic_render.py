@@ -175,3 +175,24 @@ def test_terminal_shell_prints_lines_and_no_html(ip: Any, model_server: Scripted
     out = capsys.readouterr().out
     assert ": answering from the output ──" in out and ANSWER in out
     assert "✓ done in 1 attempt · " in out and "<details" not in out
+
+
+def test_a_failed_model_call_never_shows_as_a_reply_without_code(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # Found by hand: while the SDK retried a 500 (and after an interrupt), the status read
+    # "reply without code" until the error came, as if the model had answered.
+    model_server.script(*[Reply(status=500)] * 4)
+    run = run_cell(kernel, "%%ask\nplot revenue")
+    assert run.status == "error" and run.reply["content"]["ename"] == "ModelServerError"
+    updates = [m["content"]["data"].get("text/plain", "") for m in run.messages
+               if m["msg_type"] in ("display_data", "update_display_data")]
+    assert updates and not [u for u in updates if "without code" in u], updates
+
+
+def test_a_failed_answer_in_words_keeps_the_cells_and_says_so(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(CODE, *[Reply(status=500)] * 4)
+    run = run_cell(kernel, QUESTION)
+    assert run.status == "ok", run.reply
+    assert "✓ done in 1 attempt" in run.shown and "no answer in words: " in run.shown, run.shown
+    assert run.next_inputs == [CODE.split("\n", 1)[1].rsplit("```", 1)[0].rstrip("\n")]  # the cell, inserted

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+import nbformat
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
@@ -181,3 +184,25 @@ async def test_a_question_is_answered_in_words_by_every_driver_and_counted_alike
         assert record["replies"][-1] == answer and record["requests"] == 2, s.driver  # replayable, no call
     assert "done in 1 attempt" in seen[0].message and "done in 1 attempt" in seen[1].message.lower()
     assert len({json.dumps(s.records[0]["replies"]) for s in seen}) == 1
+
+
+async def test_a_failed_answer_in_words_keeps_the_code_that_worked_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # Found by hand: a 500 on the answer call discarded the working code (no cell inserted, the
+    # CLI's notebook not saved, exit 3) while its variables stayed in the kernel.
+    replies = [py("top = sales.groupby('region')['price'].sum().idxmax()\nprint(top)"),
+               *[Reply(status=500)] * 4]  # the SDK's three retries fail too
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "Which region has the highest total price?", replies, probe=("top",))
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert re.search(r"(done in|appended after) 1 attempt", s.message.lower()), (s.driver, s.message)
+        assert len(s.requests) == 5, s.driver
+        # The code's work stands: its variable in the kernel, its cell in the saved notebook.
+        assert s.names == ["top"] or s.driver == "cli", s.driver
+        [record] = s.records  # and replays (without an answer: none was had)
+        assert record["replies"] == [
+            "```python\ntop = sales.groupby('region')['price'].sum().idxmax()\nprint(top)\n```"], s.driver
+    cell = nbformat.read(tmp_path / "cli" / "work.ipynb", as_version=4).cells[-1]
+    assert "idxmax()" in cell.source and cell.outputs[0]["text"] == "north\n"
