@@ -39,6 +39,11 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
+# ``ModelReply.finish_reason`` of an answer in words the model could not give (an endpoint
+# error, run/drive.py): the loop ends the run done without it.
+NO_ANSWER = "no-answer"
+
+
 @dataclass(frozen=True)
 class ModelReply:
     text: str
@@ -264,6 +269,7 @@ class Outcome:
     early_stop: bool = False
     messages: tuple[Message, ...] = ()  # the whole conversation, for follow-ups
     reason: str = ""  # for "refused" and "over-budget": one line that says why
+    unanswered: bool = False  # an answer in words was wanted, and the model could not give it
 
     @property
     def last_error(self) -> ErrorInfo | None:

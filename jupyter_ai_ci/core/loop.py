@@ -23,6 +23,7 @@ from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import (
+    NO_ANSWER,
     Action,
     Attempt,
     CallModel,
@@ -131,7 +132,8 @@ def agent_loop(
     approved: set[tuple[str, ...]] = set()
     installed: set[str] = set()
 
-    def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "") -> Outcome:
+    def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "",
+                unanswered: bool = False) -> Outcome:
         return Outcome(
             status=status,
             cells=tuple(cells),
@@ -142,6 +144,7 @@ def agent_loop(
             early_stop=early,
             messages=tuple(messages),
             reason=reason,
+            unanswered=unanswered,
         )
 
     def over_budget() -> str:
@@ -288,4 +291,8 @@ def agent_loop(
     answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer")
     if isinstance(answer, str):
         return outcome("success")  # the cells stand; an answer is not worth going over the budget
+    if answer.finish_reason == NO_ANSWER:  # the endpoint failed: the cells stand, the call is not counted
+        requests -= 1
+        del messages[-2:]
+        return outcome("success", unanswered=True)
     return outcome("success", answer=prose(answer.text))

@@ -95,6 +95,7 @@ class MagicDriver:
         self.session = Session(settings)  # conversation, usage, model clients: see run/session.py
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
+        self._count: int | None = None  # In [n] of the %%ask running now
 
     def _show_context(self, run: Run, fresh: bool) -> None:
         query = run.query()
@@ -121,6 +122,11 @@ class MagicDriver:
             value = getattr(args, flag)
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
+        # Read before the generated code runs (its cells reset it): IPython 9 steps
+        # shell.execution_count before a cell runs and IPython 8 after, the cell's result has it.
+        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
+        count = getattr(result, "execution_count", None)
+        self._count = count if isinstance(count, int) else None
         options = Options(retries=args.retries, steps=args.steps, run=not args.no_run, model=args.model,
                           regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes,
                           answer=args.answer)
@@ -181,7 +187,7 @@ class MagicDriver:
     def _sink(self) -> CellSink:
         # The JupyterLab extension marks the kernel when it connects (see comm.py).
         if frontend_info(self.shell) is not None:
-            return CommSink(self.shell)
+            return CommSink(self.shell, execution_count=self._count)
         return NextInputSink(self.shell)
 
     def _applied(self, outcome: Any, ids: Sequence[str]) -> None:

@@ -256,7 +256,7 @@ class RichReporter:
             if not section.text:
                 # A call that failed (after the SDK's retries) or was interrupted ends here too:
                 # shown now, it read "reply without code" until the error line came.  An empty
-                # reply that did come is shown by the notice that follows.
+                # reply that did come is drawn with whatever comes next (a notice, the end).
                 return
         self.refresh()
 

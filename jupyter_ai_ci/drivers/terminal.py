@@ -76,7 +76,9 @@ class TerminalApprover:
             self.stream.write(self._question(request))
             self.stream.flush()
             answer = await read_line(self.stdin)
-        if answer is None:
+        if answer is None:  # Ctrl-D: the result line goes on a line of its own
+            self.stream.write("\n")
+            self.stream.flush()
             return Approval(False, "stdin closed before an answer")
         if answer.strip().lower() in ("y", "yes"):
             return Approval(True, "approved")

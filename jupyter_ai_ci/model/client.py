@@ -127,8 +127,8 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     # Read errors while we read the body (the SDK wraps only those it reads itself).
     transport = _transport()
     if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
-        # The SDK tries a timed-out request again: say how long the user waited in all.
-        tries = endpoint.max_retries + 1
+        # The SDK tries a request that timed out again (not a reply that stalled while we read it).
+        tries = endpoint.max_retries + 1 if isinstance(exc, openai.APITimeoutError) else 1
         return ModelUnreachable(
             f"the model at {where} did not answer within {endpoint.timeout:g} s"
             f"{f', {tries} tries' if tries > 1 else ''}; try again, or raise AICISettings.request_timeout"

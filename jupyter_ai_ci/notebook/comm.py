@@ -58,9 +58,12 @@ def ask_cell_id(shell: Any) -> str | None:
 class CommSink:
     """Inserts one real cell per block below the ``%%ask`` cell, with its outputs."""
 
-    def __init__(self, shell: Any, create: CommFactory = create_comm) -> None:
+    def __init__(self, shell: Any, create: CommFactory = create_comm, execution_count: int | None = None) -> None:
         self.shell = shell
         self.create_comm = create
+        # The %%ask cell's number: its cells ran in that execution and show it ([7]:), not the
+        # "[ ]:" of a cell that never ran.
+        self.execution_count = execution_count
         self.ids: tuple[str, ...] = ()  # of the cells last inserted: chosen here, so the kernel knows them
 
     def insert(self, cells: Sequence[Cell], provenance: dict[str, Any]) -> str:
@@ -69,19 +72,13 @@ class CommSink:
         ask_id = ask_cell_id(self.shell)
         meta = {METADATA_KEY: {**provenance, "ask_cell_id": ask_id}}
         self.ids = tuple(uuid.uuid4().hex for _ in cells)
-        # The cells ran as part of this execution: they show its number ([7]:, as the %%ask cell
-        # does), not the "[ ]:" of a cell that never ran.
-        # Counted from the history (IPython 9 steps shell.execution_count before a cell runs,
-        # IPython 8 after; the generated code ran unrecorded): In [n] running, it holds n + 1.
-        raw = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
-        count = len(raw) - 1 if isinstance(raw, list) and len(raw) > 1 else None
         payload = {
             "type": "insert",
             "protocol": PROTOCOL,
             "ask_cell_id": ask_id,
             "cells": [
                 {"id": i, "source": c.code, "outputs": list(c.result.outputs), "metadata": meta,
-                 "execution_count": count}
+                 "execution_count": self.execution_count}
                 for i, c in zip(self.ids, cells, strict=True)
             ],
         }

@@ -55,6 +55,8 @@ class Record:
     completion_tokens: int
     requests: int
     generated_at: str
+    # An answer in words was wanted and the model could not give it: replayed, it is asked for.
+    unanswered: bool = False
     # Why this user's key did not sign it ("" when it did); never stored.
     unverified: str = field(default="", compare=False)
 
@@ -146,6 +148,7 @@ def record_from_outcome(key: str, request: str, outcome: Outcome, model: str, ho
         completion_tokens=outcome.usage.completion_tokens,
         requests=outcome.requests,
         generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        unanswered=outcome.unanswered,
     )
 
 
@@ -169,9 +172,10 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
             yield Notice("replayed-text", text)  # shown where the model's text would stream
             # From an unverified record the loop asks before running it (core/attempt.py).
             result = ModelReply(text, model="" if record.unverified else record.model, review=record.review)
-        elif isinstance(action, CallModel) and not live and action.purpose == "answer":
+        elif isinstance(action, CallModel) and not live and action.purpose == "answer" and not record.unanswered:
             # A record made before answers in words, or with --no-answer: replaying must not call
-            # the model for one; the replayed cells and their outputs stand alone.
+            # the model for one; the replayed cells and their outputs stand alone.  One whose
+            # answer failed goes live for it (below): it is the only call made.
             result = ModelReply("", model=record.model)
         else:
             if isinstance(action, CallModel):

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from jupyter_ai_ci.events import (
+    NO_ANSWER,
     Approval,
     AskApproval,
     CallModel,
@@ -111,14 +112,12 @@ class _Bookkeeper:
         self.timings.client_cpu += time.thread_time() - self.cpu0 - self.shown
         self.report.model_finished()
 
-    def no_answer(self, action: CallModel, error: ModelError) -> ModelReply:
+    def no_answer(self, why: str) -> ModelReply:
         """The answer in words could not be had: the code ran and worked, so its cells stand
-        without one.  Found by hand: a 500 on that last call discarded the working code (no cell,
-        the notebook not saved) while its variables stayed in the kernel."""
-        if action.purpose != "answer":
-            raise error
-        self.report.notice(Notice("no-answer", f"no answer in words: {error}; the code ran, and its cells are kept"))
-        return ModelReply("", model="")
+        without one (the loop ends the run done, ``Outcome.unanswered``).  Found by hand: a 500
+        on that last call discarded the working code while its variables stayed in the kernel."""
+        self.report.notice(Notice("no-answer", f"no answer in words: {why}; the code ran, and its cells are kept"))
+        return ModelReply("", finish_reason=NO_ANSWER)
 
     def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
         self.timings.execute += time.perf_counter() - self.t0
@@ -195,12 +194,18 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
+                failed = ""
                 try:
                     result = model.complete(action.messages, book.text, action.temperature)
-                except ModelError as error:
-                    result = book.no_answer(action, error)
+                except (ModelError, KeyboardInterrupt) as error:
+                    # Ctrl-C while a slow model writes the answer stops the answer, not the work.
+                    if action.purpose != "answer":
+                        raise
+                    failed = str(error) if isinstance(error, ModelError) else "interrupted"
                 finally:
                     book.model_done()
+                if failed:  # said once the call is over, as any other notice
+                    result = book.no_answer(failed)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:
@@ -232,12 +237,18 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
+                failed = ""
                 try:
                     result = await model.acomplete(action.messages, book.text, action.temperature)
                 except ModelError as error:
-                    result = book.no_answer(action, error)
+                    # (An interrupt here ends the command line's run, which saves nothing then.)
+                    if action.purpose != "answer":
+                        raise
+                    failed = str(error)
                 finally:
                     book.model_done()
+                if failed:  # said once the call is over, as any other notice
+                    result = book.no_answer(failed)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:

@@ -17,11 +17,12 @@ import {
 } from './tokens';
 
 const CONTEXT_CELLS = 20;
-// Of each end of a cell's source or output sent with a request.  The server keeps far less of
-// a cell (context/build.py: 600 characters of output, 1200 of source, masked before the cut),
-// so this only keeps a cell that printed megabytes from making the message too large to send
-// (found by hand: one such cell made every request of that notebook fail).
-const CELL_END_CHARS = 10000;
+// Of each end of a cell's source or output sent with a request.  The server reads at most 3,600
+// characters from each end (context/build.py keeps 600 of output, 1,200 of source, masked before
+// the cut: privacy.py masked_cut reads three times that), so this cut is never inside what it
+// keeps; and 20 cells stay under the message's room even at 6 bytes a character (an escaped
+// control character).  Found by hand: a cell that printed megabytes made every request fail.
+const CELL_END_CHARS = 4000;
 
 /** ``text`` whole, or its head and tail with how much was cut between them. */
 export function headTail(text: string, end: number = CELL_END_CHARS): string {

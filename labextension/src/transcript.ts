@@ -89,9 +89,13 @@ export function finish(
   tokens?: unknown,
   replayed?: { request: string; path: string; live: boolean }
 ): void {
-  const last = entries[entries.length - 1];
-  if (last?.kind === 'model' && !last.text) {
-    entries.pop(); // the model never answered
+  // A model call of this run that never answered: a stopped one (last), or a failed answer in
+  // words that a note follows (found in review: its "…" stayed for good).
+  for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
+    const entry = entries[i];
+    if (entry.kind === 'model' && !entry.text) {
+      entries.splice(i, 1);
+    }
   }
   for (const entry of entries) {
     if (entry.kind === 'code' && entry.status === 'running') {

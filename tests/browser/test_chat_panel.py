@@ -268,3 +268,19 @@ def test_a_cell_that_printed_megabytes_does_not_block_the_next_request(
     assert shown.startswith(long[:2000]) and f"… and {len(long.strip()) - 2000} more characters" in shown
     assert long.strip() in sent
     page.screenshot(path=str(ARTIFACTS / "panel-big-output.png"))
+
+
+def test_a_failed_answer_in_words_leaves_the_cell_and_no_empty_reply(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    # Found in review: after a failed answer call, its empty reply stayed in the chat as "…" for good.
+    model.script(Reply("```python\nprint('x is', x)\n```"), *[Reply(status=500)] * 4)
+    prepare(page, lab, "unanswered.ipynb")
+    panel = page.locator(PANEL)
+    ask(page, "what is x?")
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").last.inner_text()
+    assert "no answer in words: " in panel.locator(".jp-aici-notice").last.inner_text()
+    assert "x is 5" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
+    replies = [panel.locator(".jp-aici-model").nth(i).inner_text().strip()
+               for i in range(panel.locator(".jp-aici-model").count())]
+    assert replies and all(r and r != "…" for r in replies), replies
+    picture(page, "panel-unanswered.png")

@@ -53,7 +53,7 @@ def test_yes_approves_flagged_code(tmp_path: Path, model_server: ScriptedOpenAIS
     assert "os.system" in cell.source and cell.outputs[-1].data["text/plain"] == "0"
 
 
-@pytest.mark.parametrize("answer, code", [(b"y\n", 0), (b"n\n", 6)])
+@pytest.mark.parametrize("answer, code", [(b"y\n", 0), (b"n\n", 6), (b"\x04", 6)])  # \x04: Ctrl-D
 def test_a_terminal_is_asked(tmp_path: Path, model_server: ScriptedOpenAIServer, answer: bytes, code: int) -> None:
     model_server.script(SHELL)
     main, terminal = pty.openpty()
@@ -67,7 +67,10 @@ def test_a_terminal_is_asked(tmp_path: Path, model_server: ScriptedOpenAIServer,
     assert "⚠ attempt 1 needs approval:\n   - os.system: runs a shell command (line 2)\n" in proc.stderr
     assert "   ┆ status = os.system('echo ran > touched.txt')\n   ┆ status\nRun this code? [y/N] " in proc.stderr
     assert (tmp_path / "touched.txt").exists() == (code == 0)
-    if code:
+    if code and answer == b"\x04":  # the result on a line of its own, not after the question
+        assert "Run this code? [y/N] \n" in proc.stderr
+        assert last_line(proc).startswith("✗ a.ipynb: ") and "stdin closed before an answer" in last_line(proc)
+    elif code:
         assert "rejected by the user; the notebook was not changed" in last_line(proc)
 
 

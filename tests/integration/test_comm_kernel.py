@@ -60,11 +60,18 @@ def ask_cell(kc: Any, code: str, cell_id: str) -> Any:
 
 def test_with_the_frontend_mark_cells_go_out_on_a_comm(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
     assert run_cell(kernel, ANNOUNCE).status == "ok"
+    # IPython keeps no history for a line with "paste" in it, yet counts it: the history's length
+    # is not the cell's number (the cells would show the one before).
+    assert run_cell(kernel, "%time paste_df = 1").status == "ok"
     model_server.script(TWO_BLOCKS)
     run = ask_cell(kernel, "%%ask\nset a and b", "ask-cell-1")
     assert run.status == "ok", run.reply
     assert run.next_inputs == []
+    # Each inserted cell shows the %%ask cell's own number: it ran in that execution.
+    (started,) = run.of_type("execute_input")
     (opened,) = run.of_type("comm_open")
+    assert [c["execution_count"] for c in opened["content"]["data"]["cells"]] == [
+        started["content"]["execution_count"]] * 2
     assert opened["content"]["target_name"] == TARGET
     data = opened["content"]["data"]
     assert data["type"] == "insert" and data["ask_cell_id"] == "ask-cell-1"

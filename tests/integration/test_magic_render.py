@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
-from .kernel_helpers import run_cell, start_kernel
+from .kernel_helpers import CellRun, run_cell, start_kernel
 
 SALES = ("import pandas as pd\n"
          "sales = pd.DataFrame({'region': ['north', 'south', 'north', 'east'], 'revenue': [12.0, 20.0, 12.5, 4.0]})")
@@ -196,3 +198,35 @@ def test_a_failed_answer_in_words_keeps_the_cells_and_says_so(
     assert run.status == "ok", run.reply
     assert "✓ done in 1 attempt" in run.shown and "no answer in words: " in run.shown, run.shown
     assert run.next_inputs == [CODE.split("\n", 1)[1].rsplit("```", 1)[0].rstrip("\n")]  # the cell, inserted
+    assert usage(kernel)[0] == 1  # one model call: the failed answer call is not counted
+    # Run again: the code replays, and the answer it lacks is asked for (the one model call).
+    model_server.requests.clear()
+    model_server.script(Reply(ANSWER, require="north 24.5"))
+    again = run_cell(kernel, QUESTION)
+    assert again.status == "ok" and len(model_server.requests) == 1 and model_server.misses == []
+    assert "replayed" in again.shown and ANSWER in again.shown, again.shown
+
+
+def test_interrupting_the_answer_in_words_keeps_the_cells(model_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    # Found in review: Ctrl-C while a slow model wrote the answer threw the cells away, said
+    # "an attempt that was running has been undone" (it had not: it had worked), and kept its variables.
+    model_server.script(CODE, Reply(ANSWER, delay=30))
+    km, kc = _kernel(model_server, tmp_path)
+    try:
+        done: list[CellRun] = []
+        waiter = threading.Thread(target=lambda: done.append(run_cell(kc, QUESTION, timeout=60)))
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while len(model_server.requests) < 2:  # the answer is being written
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        km.interrupt_kernel()
+        waiter.join(40)
+        [run] = done
+        assert run.status == "ok", run.reply
+        assert "✓ done in 1 attempt" in run.shown and "no answer in words: interrupted" in run.shown, run.shown
+        assert run.next_inputs and "idxmax" in run.next_inputs[0]
+        assert run_cell(kc, "print(totals.idxmax())").stdout == "north\n"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

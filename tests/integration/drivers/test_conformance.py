@@ -199,10 +199,12 @@ async def test_a_failed_answer_in_words_keeps_the_code_that_worked_in_every_driv
         assert s.status == "success", (s.driver, s.message)
         assert re.search(r"(done in|appended after) 1 attempt", s.message.lower()), (s.driver, s.message)
         assert len(s.requests) == 5, s.driver
+        assert s.usage == (1, 100, 20), s.driver  # the call that gave nothing is not counted
         # The code's work stands: its variable in the kernel, its cell in the saved notebook.
         assert s.names == ["top"] or s.driver == "cli", s.driver
-        [record] = s.records  # and replays (without an answer: none was had)
+        [record] = s.records  # it replays, and asks the model for the answer then
         assert record["replies"] == [
             "```python\ntop = sales.groupby('region')['price'].sum().idxmax()\nprint(top)\n```"], s.driver
+        assert record["unanswered"] is True, s.driver
     cell = nbformat.read(tmp_path / "cli" / "work.ipynb", as_version=4).cells[-1]
     assert "idxmax()" in cell.source and cell.outputs[0]["text"] == "north\n"
