@@ -47,8 +47,8 @@ class TerminalReporter:
             self._say("\n")
 
     def notice(self, notice: Notice) -> None:
-        if notice.kind == "refused":
-            return  # the result line says it, once
+        if notice.kind in ("refused", "no-code"):
+            return  # the result line says it, once ("answered without code", or why it gave up)
         mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "not-undoable": "!"}.get(notice.kind, "·")
         self._say(f"{self.label}{mark} {notice.text}\n")
 

@@ -33,8 +33,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         entries.push({ kind: 'model', text: String(msg.text), purpose: 'replayed' });
         return true;
       }
-      // A refusal ends the run: its last line says it, once.
-      if (msg.kind !== 'attempt' && msg.kind !== 'refused') {
+      // A refusal ends the run, and so does a reply without code: the last line says it, once.
+      if (msg.kind !== 'attempt' && msg.kind !== 'refused' && msg.kind !== 'no-code') {
         entries.push({ kind: 'notice', text: String(msg.text) });
       }
       return true;

@@ -261,6 +261,9 @@ def test_a_cell_that_printed_megabytes_does_not_block_the_next_request(
     panel.locator(".jp-aici-done, .jp-aici-error").first.wait_for(timeout=60_000)
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()[:500]
     assert "Hello." in panel.locator(".jp-aici-model").last.inner_text()
+    # "Answered without code" is said once, by the last line (an italic notice said it too).
+    assert panel.locator(".jp-aici-notice").count() == 0, panel.locator(".jp-aici-notice").all_inner_texts()
+    assert "Answered without code" in panel.locator(".jp-aici-done").last.inner_text()
     sent = model.request_texts()[-1]
     assert "row 0 xxx" in sent and "row 99999 xxx" in sent and "characters cut" in sent  # head and tail
     # A long request is shown shortened in the chat (sent whole: the model got all of it).

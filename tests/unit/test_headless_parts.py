@@ -80,6 +80,7 @@ def test_terminal_reporter_labels_lines_and_streams_only_when_asked() -> None:
     quiet = TerminalReporter("[a.ipynb] ", stream, show_text=False)
     quiet.model_text("secret text")
     quiet.notice(Notice("retrying", "attempt 1 failed"))
+    quiet.notice(Notice("no-code", "the model answered without code"))  # the result line says it
     assert stream.getvalue() == "[a.ipynb] ✗ attempt 1 failed\n"
     loud = TerminalReporter("", stream, show_text=True, model="qwen2.5-coder")
     loud.model_text("streamed")
