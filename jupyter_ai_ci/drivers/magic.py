@@ -200,8 +200,9 @@ class MagicDriver:
         line = summarize(outcome, result.timings.total, result.replayed).line()
         if result.held:  # its generated cells run the code; the notice said so
             if isinstance(reporter, RichReporter):
-                reporter.finish(f"↻ {reporter.view.notes[-1]}" if reporter.view.notes else "↻ replayed",
-                                outcome.answer)
+                # The note becomes the line (shown under it as well, it was said twice).
+                note = reporter.view.notes.pop() if reporter.view.notes else "replayed"
+                reporter.finish(f"↻ {note}", outcome.answer)
             elif outcome.answer:
                 print(outcome.answer)
             return

@@ -191,7 +191,9 @@ class RunView:
         # follows the head bare, not under the same title again.
         body += [s.html(self.model, open_=not done and i == last, bare=not done and i == last)
                  for i, s in enumerate(self.sections)
-                 if not (done and (s.purpose == "answer" or self.answer and s.text.strip() == self.answer))]
+                 if not (done and (s.purpose == "answer" or self.answer and s.text.strip() == self.answer
+                                   # a call that never answered (a 401, a stop): no "reply without code"
+                                   or not s.text and not s.blocks))]
         head = html.escape(self.head())
         if done and self.final.startswith("✗"):
             head = f'<span style="{ERROR}">{head}</span>'

@@ -156,9 +156,11 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
             "and the base URL (it usually ends in /v1)"
         )
     if isinstance(exc, openai.APIStatusError):
+        # The SDK tries a 5xx again, as it does a 429 (whose line says so too).
+        tries = endpoint.max_retries + 1 if exc.status_code >= 500 else 1
         return ModelServerError(
-            f"{where} answered {exc.status_code} for model {endpoint.model!r}; "
-            "try again later or check the server's log"
+            f"{where} answered {exc.status_code} for model {endpoint.model!r}"
+            f"{f', {tries} tries' if tries > 1 else ''}; try again later or check the server's log"
         )
     if isinstance(exc, transport.TransportError):
         return ModelServerError(f"the reply from {where} was cut off mid-stream; try again")

@@ -76,7 +76,7 @@ class Record:
         steps = [python_blocks(r) for r in self.replies if r.startswith(_STEP)]
         cells = tuple(Cell(code, n, ExecutionResult()) for n, blocks in enumerate(steps, start=1) for code in blocks)
         answer = self.replies[-1] if self.replies and not self.replies[-1].startswith(_STEP) else ""
-        return Outcome("success" if cells else "answered", cells=cells, answer=answer)
+        return Outcome("success" if cells else "answered", cells=cells, answer=answer, unanswered=self.unanswered)
 
     def summary(self) -> str:
         if self.unverified:  # whatever it says about its model and date is the author's claim

@@ -64,12 +64,15 @@ class Result:
     held: int = 0  # the notebook's generated cells hold the code: nothing ran here
 
 
-def held_in_cells(n: int, answer: str = "") -> LoopGen:
+def held_in_cells(n: int, answer: str = "", unanswered: bool = False) -> LoopGen:
     """The loop when the notebook's generated cells hold the code: they run it, in their
     turn; running it here too would apply every in-place step twice.  ``answer``: the
-    answer in words the request ended with the first time (from its replay record)."""
+    answer in words the request ended with the first time (from its replay record);
+    ``unanswered``: the model could not give it then (the cells run later, so it cannot be
+    asked for here: their output is not there yet)."""
     said = "the generated cell below, which holds" if n == 1 else f"the {n} generated cells below, which hold"
-    yield Notice("replay", f"replayed by {said} this request's code, so this cell runs nothing "
+    missing = "; its answer in words failed the first time" if unanswered else ""
+    yield Notice("replay", f"replayed by {said} this request's code, so this cell runs nothing{missing} "
                            "(--regenerate asks the model again)")
     return Outcome("not-run", answer=answer, reason="held by its generated cells")
 
@@ -173,7 +176,8 @@ class Run:
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()
-            loop = held_in_cells(len(self.held_by), self._first_time().answer)
+            first = self._first_time()
+            loop = held_in_cells(len(self.held_by), first.answer, first.unanswered)
         elif self.record is not None:
             loop = replaying(loop, self.record)
         return loop, MaskingClient(self.client, self._known(snapshot, live_secrets))

@@ -24,7 +24,14 @@ const CHAT_SVG =
 
 export const chatIcon = new LabIcon({ name: 'jupyter-ai-ci:chat', svgstr: CHAT_SVG });
 
-const SHOWN_REQUEST = 2000; // characters of a request shown in the chat
+const SHOWN_REQUEST = 600; // characters of a request shown in the chat
+
+/** The head of a long request, cut after a whole word where there is one near the cut. */
+function requestHead(text: string): string {
+  const head = text.slice(0, SHOWN_REQUEST);
+  const space = head.search(/\s\S*$/);
+  return space > SHOWN_REQUEST - 60 ? head.slice(0, space) : head;
+}
 const RUN_MARKS = { running: '▶', ok: '✓', error: '✗', stopped: '■' };
 const RUN_LABELS = {
   running: 'running a cell…',
@@ -106,8 +113,8 @@ function EntryView(props: {
         <div className="jp-aici-entry jp-aici-user">
           {e.text.length > SHOWN_REQUEST ? (
             <>
-              {e.text.slice(0, SHOWN_REQUEST)}
-              <span className="jp-aici-more"> … and {e.text.length - SHOWN_REQUEST} more characters</span>
+              {requestHead(e.text)}
+              <span className="jp-aici-more"> … and {e.text.length - requestHead(e.text).length} more characters</span>
             </>
           ) : (
             e.text
@@ -237,7 +244,7 @@ function UsageLine(props: { usage: ISessionUsage | null }): JSX.Element | null {
       className="jp-aici-usage"
       title={
         `This notebook's chat since the Jupyter server started (New chat does not reset it): ` +
-        `${u.requests} model request(s) — a request that needed a fix makes several — ` +
+        `${u.requests} model call(s) — a request that needed a fix makes several — ` +
         `${u.prompt} prompt + ${u.completion} completion tokens`
       }
     >

@@ -268,7 +268,9 @@ def test_a_cell_that_printed_megabytes_does_not_block_the_next_request(
     assert "row 0 xxx" in sent and "row 99999 xxx" in sent and "characters cut" in sent  # head and tail
     # A long request is shown shortened in the chat (sent whole: the model got all of it).
     shown = panel.locator(".jp-aici-user").last.inner_text()
-    assert shown.startswith(long[:2000]) and f"… and {len(long.strip()) - 2000} more characters" in shown
+    head = shown.split(" … and ")[0]
+    assert long.startswith(head) and 540 < len(head) <= 600 and long[len(head)] == " "  # whole words
+    assert shown.endswith(f"… and {len(long.strip()) - len(head)} more characters"), shown[-80:]
     assert long.strip() in sent
     page.screenshot(path=str(ARTIFACTS / "panel-big-output.png"))
 

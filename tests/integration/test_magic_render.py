@@ -189,6 +189,7 @@ def test_a_failed_model_call_never_shows_as_a_reply_without_code(
     updates = [m["content"]["data"].get("text/plain", "") for m in run.messages
                if m["msg_type"] in ("display_data", "update_display_data")]
     assert updates and not [u for u in updates if "without code" in u], updates
+    assert "without code" not in run.html  # nor folded under the final line
 
 
 def test_a_failed_answer_in_words_keeps_the_cells_and_says_so(

@@ -88,8 +88,12 @@ def test_rate_limit_after_all_retries_says_what_to_do(model_server: ScriptedOpen
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_server_errors(model_server: ScriptedOpenAIServer, status: int) -> None:
     model_server.script(Reply(status=status))
-    with pytest.raises(ModelServerError, match=str(status)):
+    with pytest.raises(ModelServerError, match=f"answered {status} for model 'm'; try again later"):
         client(model_server).complete(HI)
+    model_server.script(Reply(status=status, headers={"retry-after-ms": "10"}),
+                        Reply(status=status, headers={"retry-after-ms": "10"}))
+    with pytest.raises(ModelServerError, match=f"answered {status} for model 'm', 2 tries;"):  # retried once
+        client(model_server, max_retries=1).complete(HI)
 
 
 def test_unknown_model_404_names_the_model(model_server: ScriptedOpenAIServer) -> None:

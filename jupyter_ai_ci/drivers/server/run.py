@@ -84,7 +84,8 @@ class SidebarRun:
         except asyncio.CancelledError:
             if self.executor is not None:
                 self.executor.abort("stopped")
-            self.send({"type": "done", "status": "stopped", "message": "Stopped."})
+            # With the session's usage, as every other end: the panel's footer went blank after a Stop.
+            self.send({"type": "done", "status": "stopped", "message": "Stopped.", **self._usage()})
             raise
         except AICIError as exc:
             self.send({"type": "done", "status": "error", "message": sentence(str(exc)), **self._usage()})

@@ -203,6 +203,7 @@ async def test_stop_cancels_a_run_waiting_for_the_notebook(jp_fetch: Any, jp_ws_
     ws.write_message(json.dumps({"type": "stop"}))
     done = await until(ws, "done", [])
     assert done["status"] == "stopped"
+    assert set(done["session"]) == {"requests", "prompt", "completion"}  # the panel's footer stays
     ws.close()
 
 
