@@ -14,7 +14,8 @@ kernel.
 loop's first and next-step model calls from the record, and hands every call
 after a failed replayed attempt to the live model, so stale code goes through
 the normal retry loop.  The answer in words is replayed like any reply; a
-record without one gets none (never a model call).  ``ReplayStore`` keeps
+record without one gets none (never a model call), unless the model failed to
+give it the first time (``unanswered``): that one is asked for.  ``ReplayStore`` keeps
 records in a small JSON file beside the notebook (the kernel's working directory).
 
 Replayed code is model output like any other: it goes through the same syntax check,
