@@ -128,10 +128,10 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     transport = _transport()
     if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
         # The SDK tries a request that timed out again (not a reply that stalled while we read it).
-        tries = endpoint.max_retries + 1 if isinstance(exc, openai.APITimeoutError) else 1
+        tried = _tries(endpoint) if isinstance(exc, openai.APITimeoutError) else ""
         return ModelUnreachable(
-            f"the model at {where} did not answer within {endpoint.timeout:g} s"
-            f"{f', {tries} tries' if tries > 1 else ''}; try again, or raise AICISettings.request_timeout"
+            f"the model at {where} did not answer within {endpoint.timeout:g} s{tried}; "
+            "try again, or raise AICISettings.request_timeout"
         )
     if isinstance(exc, openai.APIConnectionError):
         return ModelUnreachable(
@@ -157,10 +157,10 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
         )
     if isinstance(exc, openai.APIStatusError):
         # The SDK tries a 5xx again, as it does a 429 (whose line says so too).
-        tries = endpoint.max_retries + 1 if exc.status_code >= 500 else 1
+        tried = _tries(endpoint) if exc.status_code >= 500 else ""
         return ModelServerError(
-            f"{where} answered {exc.status_code} for model {endpoint.model!r}"
-            f"{f', {tries} tries' if tries > 1 else ''}; try again later or check the server's log"
+            f"{where} answered {exc.status_code} for model {endpoint.model!r}{tried}; "
+            "try again later or check the server's log"
         )
     if isinstance(exc, transport.TransportError):
         return ModelServerError(f"the reply from {where} was cut off mid-stream; try again")
@@ -169,6 +169,11 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     return ModelServerError(
         f"the reply from {where} was cut off or malformed ({type(exc).__name__}); try again"
     )
+
+
+def _tries(endpoint: Endpoint) -> str:
+    """``, 4 tries`` for an error the SDK retried (nothing when it was not allowed to)."""
+    return f", {endpoint.max_retries + 1} tries" if endpoint.max_retries else ""
 
 
 def _at(endpoint: Endpoint, temperature: float | None) -> Endpoint:
