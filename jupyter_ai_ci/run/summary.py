@@ -41,6 +41,7 @@ class Summary:
     early_stop: bool
     reason: str  # why a refused or over-budget run stopped
     answered: bool  # the run ends with an answer in words
+    unanswered: bool = False  # one was wanted and the model failed to give it (the code ran)
 
     @property
     def tokens(self) -> int:
@@ -55,7 +56,7 @@ class Summary:
         n = self.attempts
         tries = f"{n} attempt{'' if n == 1 else 's'}"
         if self.status == "success":
-            return f"done in {tries}"
+            return f"done in {tries}{self.missing()}"
         if self.status == "answered":
             return "answered without code"
         if self.status == "not-run":
@@ -69,6 +70,11 @@ class Summary:
         if self.status == "over-budget":
             return f"stopped: {self.reason}"
         return self.status
+
+    def missing(self) -> str:
+        """`` (no answer in words)`` when one was wanted and failed: the magic's folded line and
+        the command line's result line are all a user reads, and the note is inside."""
+        return " (no answer in words)" if self.unanswered else ""
 
     def advice(self, retries: str) -> str:
         """What to do next, after a run that gave up ("" after any other); ``retries``: how this
@@ -108,4 +114,5 @@ def summarize(outcome: Outcome, seconds: float | None = None, replayed: bool = F
         early_stop=outcome.early_stop,
         reason=outcome.reason,
         answered=bool(outcome.answer.strip()) and outcome.status in ("success", "answered"),
+        unanswered=outcome.unanswered,
     )
