@@ -103,6 +103,19 @@ def clean(text: str) -> str:
     return text
 
 
+_CUT_MARK = re.compile(r"\n… (\d{1,15}) characters cut …\n")
+
+
+def cut_size(middle: str) -> int:
+    """How many characters of the original text ``middle`` stands for: a cut made earlier (the
+    panel cuts each cell before sending it, the kernel's capture cuts a huge output) left a
+    marker in it, so cutting again must not report only what was left of the text."""
+    n = len(middle)
+    for mark in _CUT_MARK.finditer(middle):
+        n += int(mark.group(1)) - len(mark.group(0))
+    return n
+
+
 def head_tail(text: str, limit: int) -> str:
     """Keep the head and tail of ``text`` within ``limit`` characters.
 
@@ -115,5 +128,5 @@ def head_tail(text: str, limit: int) -> str:
     keep = max(limit - marker_room, 2)
     head = keep * 2 // 3
     tail = keep - head
-    cut = len(text) - head - tail
+    cut = cut_size(text[head:len(text) - tail])
     return f"{text[:head]}\n… {cut} characters cut …\n{text[len(text) - tail:]}"

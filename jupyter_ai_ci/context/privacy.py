@@ -29,7 +29,7 @@ from jupyter_ai_ci.context.secretnames import (
     may_be_secret,
 )
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.text import head_tail
+from jupyter_ai_ci.text import cut_size, head_tail
 
 SECRET_VALUE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-…)
@@ -239,5 +239,5 @@ def masked_cut(text: str, limit: int, known: Sequence[str] = ()) -> str:
     if len(text) > 2 * window:
         head = _boundary(text, window, backwards=True)
         tail = _boundary(text, len(text) - window, backwards=False)
-        text = f"{text[:head]}\n… {tail - head} characters cut …\n{text[tail:]}"
+        text = f"{text[:head]}\n… {cut_size(text[head:tail])} characters cut …\n{text[tail:]}"
     return head_tail(mask_secrets(text, known), limit)

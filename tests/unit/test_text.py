@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import re
+
+from jupyter_ai_ci.context.privacy import masked_cut
 from jupyter_ai_ci.executors.capture import CappedText
-from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks, strip_ansi
+from jupyter_ai_ci.text import cut_size, extract_code_blocks, head_tail, python_blocks, strip_ansi
 
 
 def test_python_blocks_in_order_other_languages_skipped() -> None:
@@ -42,6 +45,18 @@ def test_head_tail_marks_the_cut() -> None:
     assert cut.startswith("A") and cut.endswith("B") and "characters cut" in cut
     assert len(cut) <= 300 + 10
     assert head_tail("short", 300) == "short"
+
+
+def test_a_cut_of_a_cut_text_counts_what_the_first_cut_removed() -> None:
+    # Found by hand: the panel sends a 3.3 MB output as 4,000 characters from each end; the
+    # server cut that again and told the model "… 1,240 characters cut …", not ~3.3 million.
+    original = "".join(f"row {i}: {'x' * 40}\n" for i in range(80_000))
+    panel = f"{original[:4000]}\n… {len(original) - 8000} characters cut …\n{original[-4000:]}"  # headTail
+    for out in (head_tail(panel, 3000), masked_cut(panel, 300), masked_cut(original, 300)):
+        head, mark, tail = re.split(r"\n… (\d+) characters cut …\n", out)
+        assert original.startswith(head) and original.endswith(tail)
+        assert int(mark) == len(original) - len(head) - len(tail), (int(mark), len(original))
+    assert cut_size("\n… 12 characters cut …\n") == 12 and cut_size("abc") == 3
 
 
 def test_capped_text_keeps_head_and_tail_with_flat_memory() -> None:
