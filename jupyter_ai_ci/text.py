@@ -103,6 +103,7 @@ def clean(text: str) -> str:
     return text
 
 
+_NEAR = 40
 _CUT_MARK = re.compile(r"\n… (\d{1,15}) characters cut …\n")
 
 
@@ -128,5 +129,17 @@ def head_tail(text: str, limit: int) -> str:
     keep = max(limit - marker_room, 2)
     head = keep * 2 // 3
     tail = keep - head
-    cut = cut_size(text[head:len(text) - tail])
-    return f"{text[:head]}\n… {cut} characters cut …\n{text[len(text) - tail:]}"
+    head, end = _around_marks(text, head, len(text) - tail)
+    return f"{text[:head]}\n… {cut_size(text[head:end])} characters cut …\n{text[end:]}"
+
+
+def _around_marks(text: str, head: int, end: int) -> tuple[int, int]:
+    """Move the cut's ends off an earlier cut's marker, so none is kept in half ("… 8590 ch"); one
+    within ``_NEAR`` characters of this cut joins it: one marker, one count, not two in a row."""
+    for mark in _CUT_MARK.finditer(text, max(head - _NEAR - 50, 0), head + 50):
+        if mark.start() < head <= mark.end() + _NEAR:
+            head = mark.start()
+    for mark in _CUT_MARK.finditer(text, max(end - 50, 0), end + _NEAR + 50):
+        if mark.start() - _NEAR <= end < mark.end():
+            end = mark.end()
+    return head, max(end, head)

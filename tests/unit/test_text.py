@@ -59,6 +59,19 @@ def test_a_cut_of_a_cut_text_counts_what_the_first_cut_removed() -> None:
     assert cut_size("\n… 12 characters cut …\n") == 12 and cut_size("abc") == 3
 
 
+def test_a_second_cut_never_keeps_half_of_the_first_one_s_marker() -> None:
+    # Found by a newcomer with max_output_chars = 300: the model read "…line 19\n\n… 8590 ch\n… 85
+    # characters cut …\nine 991".
+    original = "".join(f"line {i}\n" for i in range(1000))
+    first = f"{original[:150]}\n… {len(original) - 300} characters cut …\n{original[-150:]}"
+    for limit in range(100, len(first)):
+        out = head_tail(first, limit)
+        marks = re.findall(r"\n… (\d+) characters cut …\n", out)
+        assert len(marks) == 1 and " ch" not in out.replace(" characters cut", ""), (limit, out)
+        head, tail = re.split(r"\n… \d+ characters cut …\n", out)
+        assert int(marks[0]) == len(original) - len(head) - len(tail), limit
+
+
 def test_capped_text_keeps_head_and_tail_with_flat_memory() -> None:
     c = CappedText(100)
     for i in range(100_000):
