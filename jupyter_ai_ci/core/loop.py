@@ -153,8 +153,10 @@ def agent_loop(
         need = usage.total + sum(estimate_usage(m.content) for m in messages)
         if need <= settings.token_budget:
             return ""
-        return (f"token budget reached: {usage.total} tokens spent, the next request needs about "
-                f"{need - usage.total} more, the budget is {settings.token_budget}")
+        # A newcomer read "0 tokens spent, … the budget is 94" of a session's 900: say which budget.
+        budget = settings.budget_words or f"the budget is {settings.token_budget}"
+        return (f"token budget reached: the next model call needs about {need - usage.total} tokens, "
+                f"{usage.total} are spent on this request, and {budget}")
 
     def ask(text: str, purpose: Literal["fix", "answer"] = "fix", temperature: float | None = None,
             restart: bool = False) -> Generator[Action, Any, ModelReply | str]:

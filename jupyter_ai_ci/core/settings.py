@@ -21,6 +21,7 @@ class LoopSettings:
     max_traceback_chars: int = 8000
     policy: PolicySettings = field(default_factory=PolicySettings)
     token_budget: int = 0  # tokens this request may spend (0: no limit); checked before each call
+    budget_words: str = ""  # which budget that is: "the session has 94 of its 900 left"
     install_missing: bool = True  # offer to %pip install a missing module, then re-run
     answer: AnswerMode = "auto"  # end with an answer in words: see core/answer.py
     # The request after the model sent back code that already failed is sampled at this

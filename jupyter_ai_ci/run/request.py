@@ -24,17 +24,11 @@ from jupyter_ai_ci.core.usage import Entry
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.events import CallModel, LoopGen, Message, Notice, Outcome
 from jupyter_ai_ci.model.client import Endpoint
-from jupyter_ai_ci.notebook.replay import (
-    Record,
-    ReplayStore,
-    earlier_requests,
-    record_from_outcome,
-    replay_key,
-    replaying,
-)
+from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outcome, replaying
 from jupyter_ai_ci.notebook.sinks import provenance
+from jupyter_ai_ci.run import lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
-from jupyter_ai_ci.run.session import CONVERSATION_TURNS, KEEPABLE, Session
+from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll
 from jupyter_ai_ci.safety.policy import PolicySettings
 
@@ -104,6 +98,7 @@ class Run:
         # the cells are the code).  --regenerate asks the model whatever they hold.
         self.held_by = () if options.regenerate else tuple(held_by)
         s = session.settings
+        budget, budget_words = session.token_budget()
         if options.new:
             session.conversation(thread).clear()
         self.endpoint, self.client = session.model(options.model, say)
@@ -114,7 +109,8 @@ class Run:
             max_output_chars=s.max_output_chars,
             max_traceback_chars=s.max_output_chars * 2,
             policy=PolicySettings(s.policy, tuple(s.allow), tuple(s.deny)),  # type: ignore[arg-type]
-            token_budget=session.token_budget(),
+            token_budget=budget,
+            budget_words=budget_words,
             install_missing=s.install_missing,
             answer=s.answer if options.answer is None else ("always" if options.answer else "never"),
             # Never below the user's own temperature.
@@ -159,20 +155,12 @@ class Run:
         # The snapshot's secrets are the live ones: no code has run since it was taken.
         self.secrets = tuple(self._known(snapshot, None)())
         if self.store is not None:  # the key serves only the replay record
-            conversation = self.session.conversation(self.thread)
             options = {"steps": self.settings.steps, "run": self.settings.run}
             # The command line's and the panel's thread is the notebook's path: one prompt run over
             # c.ipynb and d.ipynb asks for each (c's code, replayed into d, used c's names).
-            notebook = Path(self.thread).name
-            self.key = replay_key(self.request, options, self.endpoint.model, snapshot.named,
-                                  earlier_requests(self.request, conversation, CONVERSATION_TURNS - 1), notebook)
-            if not self.options.regenerate:
-                self.record = self.store.get(self.key)
-                if self.record is None and not notebook:
-                    # The magic's records made before 26 Nov: keyed on all the earlier requests kept.
-                    legacy = replay_key(self.request, options, self.endpoint.model, snapshot.named,
-                                        earlier_requests(self.request, conversation))
-                    self.record = self.store.get(legacy) if legacy != self.key else None
+            self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
+                                           self.session.conversation(self.thread), Path(self.thread).name)
+            self.record = None if self.options.regenerate else record
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

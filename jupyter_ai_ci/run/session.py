@@ -49,10 +49,12 @@ class Session:
         history += [Message("user", request), Message("assistant", answer.strip())]
         del history[: -2 * CONVERSATION_TURNS]
 
-    def token_budget(self) -> int:
-        """The smaller of the per-request budget and what the session has left (0: none)."""
+    def token_budget(self) -> tuple[int, str]:
+        """The smaller of the per-request budget and what the session has left (0: none), and
+        which one it is, in words for the line that stops a request over it."""
         s = self.settings
-        limits = [s.max_tokens_per_request] if s.max_tokens_per_request else []
+        limits = [(s.max_tokens_per_request, f"the request's budget is {s.max_tokens_per_request}")] \
+            if s.max_tokens_per_request else []
         if s.max_tokens_per_session:
             _, prompt, completion = self.usage.total()
             left = s.max_tokens_per_session - prompt - completion
@@ -61,8 +63,8 @@ class Session:
                     f"the session's token budget ({s.max_tokens_per_session}) is spent "
                     f"({prompt + completion} used); raise AICISettings.max_tokens_per_session "
                     "or start a new session")
-            limits.append(left)
-        return min(limits) if limits else 0
+            limits.append((left, f"the session has {left} of its {s.max_tokens_per_session} left"))
+        return min(limits, key=lambda limit: limit[0]) if limits else (0, "")
 
     def model(self, name: str | None, say: Callable[[str], None]) -> tuple[Endpoint, ModelClient | AsyncModelClient]:
         """The endpoint and its client: as configured, or the managed local model when

@@ -8,6 +8,7 @@ notebook), not only what was printed.
 from __future__ import annotations
 
 import json
+import re
 import os
 import pty
 import subprocess
@@ -126,7 +127,7 @@ def test_over_the_token_budget_exits_7(tmp_path: Path, model_server: ScriptedOpe
     proc = run(["a.ipynb", "--prompt", "set y", "--max-tokens-per-request", "400", "--json", "r.json"], tmp_path)
     assert proc.returncode == 7, proc.stderr
     assert last_line(proc).startswith("✗ a.ipynb: stopped: token budget reached: ")
-    assert last_line(proc).endswith("the budget is 400 (--max-tokens-per-request, --max-tokens-per-session); "
+    assert last_line(proc).endswith("the request's budget is 400 (--max-tokens-per-request, --max-tokens-per-session); "
                                     "the notebook was not changed")
     assert len(model_server.requests) == 1 and (tmp_path / "a.ipynb").read_bytes() == before
     (record,) = json.loads((tmp_path / "r.json").read_text())
@@ -143,6 +144,8 @@ def test_the_session_budget_spans_the_notebooks_of_one_command(
                 "--json", "r.json", "--regenerate"], tmp_path)
     assert proc.returncode == 7, proc.stderr
     assert "✓ one.ipynb: 1 code cell appended after 1 attempt" in proc.stdout
-    assert "✗ two.ipynb: stopped: token budget reached: 0 tokens spent" in proc.stderr
+    assert "✗ two.ipynb: stopped: token budget reached: the next model call needs about" in proc.stderr
+    # Which budget: it said "0 tokens spent, … the budget is 150" of a session's 450.
+    assert re.search(r"0 are spent on this request, and the session has 1\d\d of its 450 left", proc.stderr)
     assert len(model_server.requests) == 1 and not (tmp_path / "two.ipynb").exists()
     assert [r["status"] for r in json.loads((tmp_path / "r.json").read_text())] == ["success", "over-budget"]

@@ -218,7 +218,9 @@ def test_token_budget_per_request_and_session(kernel: KernelSession, server: Scr
         run = kernel.run("%%ask\nanything")
     finally:
         kernel.run("%config AskMagics.max_tokens_per_session = 0")
-    assert run.ename == "BudgetExceeded" and "session's token budget" in run.evalue
+    # Spent by earlier tests in this kernel, or all but 1 token left when run alone.
+    assert run.ename == "BudgetExceeded" and ("session's token budget" in run.evalue
+                                              or "the session has 1 of its 1 left" in run.evalue), run.evalue
 
 
 assert openai_server  # the module under test is the real server

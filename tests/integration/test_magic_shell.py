@@ -149,3 +149,23 @@ def test_no_endpoint_and_wrong_key(ip: Any, model_server: ScriptedOpenAIServer,
     model_server.api_key = "sk-right"
     error = ip.run_cell("%ask hi").error_in_exec
     assert isinstance(error, ModelAuthError) and "sk-wrong" not in str(error)
+
+
+def test_a_request_run_again_replays_though_its_first_run_made_the_variable_it_names(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    # Found by a newcomer's check of docs/reproducibility.md: the first run found no `y`; run
+    # again, `y` was there (the code made it), its description joined the replay key, and every
+    # re-run asked the model again (and ran `y = 8`).
+    model_server.script(py("y = 7"), py("y = 8"), py("y = 9"))
+    for _ in range(3):
+        assert ip.run_cell("%%ask --no-answer\nset y to 7", store_history=True).success
+    assert len(model_server.requests) == 1 and ip.user_ns["y"] == 7
+
+
+def test_a_variable_the_user_made_since_is_new_context_and_asks_the_model(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("print('no z yet')"), Reply(py("print(z * 2)"), require="z: int = 5"))
+    assert ip.run_cell("%%ask --no-answer\nshow z", store_history=True).success
+    ip.run_cell("z = 5", store_history=True)  # not made by the recorded code
+    assert ip.run_cell("%%ask --no-answer\nshow z", store_history=True).success
+    assert len(model_server.requests) == 2 and model_server.misses == []

@@ -23,11 +23,11 @@ REQUEST = AskApproval(("import os\nos.system('ls')",), ("os.system: runs a shell
 
 
 def test_token_budget_per_request_and_for_the_session() -> None:
-    assert Session(AICISettings()).token_budget() == 0  # no budget
-    assert Session(AICISettings(max_tokens_per_request=500)).token_budget() == 500
+    assert Session(AICISettings()).token_budget() == (0, "")  # no budget
+    assert Session(AICISettings(max_tokens_per_request=500)).token_budget() == (500, "the request's budget is 500")
     session = Session(AICISettings(max_tokens_per_request=500, max_tokens_per_session=800))
     session.usage.add("a", "m", Outcome("success", usage=Usage(400, 200)), replayed=False)
-    assert session.token_budget() == 200  # what the session has left is smaller
+    assert session.token_budget() == (200, "the session has 200 of its 800 left")  # the smaller
     session.usage.add("b", "m", Outcome("success", usage=Usage(150, 50)), replayed=False)
     with pytest.raises(BudgetExceeded, match="budget .800. is spent"):
         session.token_budget()

@@ -226,6 +226,7 @@ def test_token_budget_stops_before_the_call_that_would_exceed_it() -> None:
     ex = DictExecutor()
     outcome, model = run([py("1/0"), py("x = 1")], ex, token_budget=prompt + 20, retries=3)
     assert outcome.status == "over-budget" and "token budget" in outcome.reason
+    assert outcome.reason.endswith(f"are spent on this request, and the budget is {prompt + 20}"), outcome.reason
     assert len(model.requests) == 1  # the fix request was never sent
     # ... nor kept: the conversation the next request builds on holds only what was sent.
     assert [m.role for m in outcome.messages] == ["system", "user", "assistant"]
