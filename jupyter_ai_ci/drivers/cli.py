@@ -10,6 +10,7 @@ asyncio: ``--jobs`` notebooks at once, each with its own kernel.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, NoReturn
 
 from jupyter_core.application import JupyterApp, base_aliases, base_flags
 from traitlets import Bool, CFloat, CInt, TraitError, Unicode, default
+from traitlets.config.loader import KVArgParseConfigLoader, _KVArgParser
 
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.config import AICISettings
@@ -36,6 +38,30 @@ from jupyter_ai_ci.drivers.terminal import TerminalApprover, TerminalReporter
 from jupyter_ai_ci.errors import AICIError, UsageProblem
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
+
+
+class BadOption(Exception):
+    pass
+
+
+class _Parser(_KVArgParser):
+    def error(self, message: str) -> NoReturn:  # argparse printed its whole usage above the line
+        raise BadOption(message.removeprefix("argument "))
+
+
+class _StrictLoader(KVArgParseConfigLoader):
+    # traitlets warns of an unknown option and goes on: `--retires 0` in a CI job then ran
+    # with the default retries and exited 0 (found by a newcomer's check of docs/headless.md).
+    parser_class = _Parser
+
+    def _handle_unrecognized_alias(self, arg: str) -> None:
+        name = arg.replace("_", "-")
+        close = difflib.get_close_matches(name, self.aliases_and_flags, n=1)
+        raise BadOption(f"unknown option --{name}" + (f" (did you mean --{close[0]}?)" if close else ""))
+
+    @property
+    def aliases_and_flags(self) -> list[str]:
+        return [str(k) for k in (*self.aliases, *self.flags) if isinstance(k, str) and len(k) > 1]
 
 
 class RunApp(JupyterApp):
@@ -110,6 +136,33 @@ class RunApp(JupyterApp):
                    "End with an answer in words whenever the last step printed text (default: questions)."),
         "no-answer": ({"AICISettings": {"answer": "never"}}, "No answer in words: the cells are the answer."),
     }
+
+    def _create_loader(self, argv: Any, aliases: Any, flags: Any, classes: Any) -> KVArgParseConfigLoader:
+        return _StrictLoader(argv, aliases, flags, classes=classes, log=self.log, subcommands=self.subcommands)
+
+    def parse_command_line(self, argv: Any = None) -> None:
+        # Unwrapped: traitlets' own wrapper logs a bad value as CRITICAL and exits 1 (`--jobs x`).
+        parse = getattr(JupyterApp.parse_command_line, "__wrapped__", JupyterApp.parse_command_line)
+        try:
+            parse(self, argv)
+        except BadOption as exc:
+            self.fail(EXIT_USAGE, f"{self._worded(str(exc))}; see jupyter ai-ci run --help")
+        except TraitError as exc:
+            self.fail(EXIT_USAGE, str(exc).splitlines()[0])
+
+    def _worded(self, message: str) -> str:
+        """argparse's words for a flag without its value, in ours: an unknown `--regenrate` is
+        taken for an option that needs a value, and `--retries` shows as its config name."""
+        name, sep, rest = message.partition(": ")
+        if rest != "expected one argument" or not name.startswith("--"):
+            return message
+        targets = {target: alias for alias, target in self.aliases.items() if isinstance(alias, str)}
+        if name[2:] in targets:
+            return f"--{targets[name[2:]]} needs a value"
+        if name[2:] in self.aliases:
+            return f"{name} needs a value"
+        close = difflib.get_close_matches(name[2:], [str(k) for k in (*self.aliases, *self.flags) if len(k) > 1], n=1)
+        return f"unknown option {name}" + (f" (did you mean --{close[0]}?)" if close else "")
 
     def fail(self, code: int, message: str) -> NoReturn:
         print(f"jupyter ai-ci: {message}", file=sys.stderr)

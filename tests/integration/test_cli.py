@@ -166,12 +166,19 @@ def test_a_file_that_is_not_a_notebook_exits_2_untouched(tmp_path: Path,
     (["a.ipynb", "--prompt", "x", "--retries", "-1"], "retries"),
     (["a.ipynb", "--prompt-file", "nope.txt"], "cannot read --prompt-file"),
     (["a.ipynb", "--prompt", "x", "--policy", "never"], "expected any of ['auto', 'ask-risky', 'ask']"),
+    # A mistyped option ran with the default and exited 0 (traitlets only warns).
+    (["a.ipynb", "--prompt", "x", "--retires", "0"], "unknown option --retires (did you mean --retries?)"),
+    (["a.ipynb", "--prompt", "x", "--regenrate"], "unknown option --regenrate (did you mean --regenerate?)"),
+    (["a.ipynb", "--prompt", "x", "--retries"], "--retries needs a value"),
+    (["a.ipynb", "--prompt", "x", "--jobs", "x"], "expected an int, not the str 'x'"),
 ])
 def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
                              args: list[str], message: str) -> None:
     proc = run(args, tmp_path, timeout=30)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert "usage:" not in proc.stderr and "CRITICAL" not in proc.stderr  # one line, not argparse's page
+    assert model_server.requests == [] and not (tmp_path / "a.ipynb").exists()
 
 
 def test_a_cell_past_the_timeout_is_interrupted_and_fixed(
