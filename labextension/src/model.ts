@@ -175,8 +175,9 @@ export class ChatModel {
   }
 
   decide(id: string, approved: boolean): void {
-    const entry = this.entries.find(e => e.kind === 'approval' && e.id === id);
-    if (entry && entry.kind === 'approval' && !entry.decision) {
+    // The newest undecided one: a transcript saved before approval ids were unique repeats "a1".
+    const entry = [...this.entries].reverse().find(e => e.kind === 'approval' && e.id === id && !e.decision);
+    if (entry && entry.kind === 'approval') {
       entry.decision = approved ? 'approved' : 'rejected';
       this._socket?.send(JSON.stringify({ type: 'approval', id, approved }));
       this._changed.emit();

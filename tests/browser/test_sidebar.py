@@ -174,3 +174,13 @@ def test_a_rejected_approval_ends_in_one_warning_line(page: Any, lab: dict[str, 
     success, warn = (panel.evaluate(colour, name) for name in ("--jp-success-color1", "--jp-warn-color1"))
     assert done.evaluate("el => getComputedStyle(el).color") == warn != success
     assert page.locator(".jp-Notebook .jp-Cell").count() == 1  # nothing ran
+    # Found by hand: the next run's Approve did nothing (its approval was "a1" too, and the
+    # panel answered the chat's first "a1", decided already); the run waited until Stop.
+    model.script(Reply("```python\nimport os\nopen('made.txt', 'w').close()\nos.remove('made.txt')\n"
+                       "print('second ran')\n```"))
+    send(page, "make and delete a file")
+    panel.locator(".jp-aici-approval").nth(1).locator("button", has_text="Approve").click()
+    panel.locator(".jp-aici-done").nth(1).wait_for()
+    wait_idle(page)
+    assert "approved" in panel.locator(".jp-aici-approval").nth(1).inner_text()
+    assert "second ran" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()

@@ -11,6 +11,7 @@ socket stays usable for the next request.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Any
 
 from jupyter_ai_ci.drivers.server.chats import Chats, Transcript
@@ -51,11 +52,14 @@ class SidebarRun:
         self.root_dir = root_dir
         self.executor: FrontendExecutor | None = None
         self._approvals: dict[str, asyncio.Future[bool]] = {}
+        # Unique in the chat: every run's first approval was "a1", and the panel answered the
+        # chat's first "a1" (decided already), so a second run's Approve did nothing.
+        self._prefix = f"a{secrets.token_hex(4)}-"
 
     async def aapprove(self, request: AskApproval) -> Approval:
         """``AsyncApprover``: the panel shows the code and the policy's reasons with
         Approve / Reject, and the run waits for the click (Stop ends the wait)."""
-        approval_id = f"a{len(self._approvals) + 1}"
+        approval_id = f"{self._prefix}{len(self._approvals) + 1}"
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._approvals[approval_id] = future
         what = "install" if request.kind == "install" else "run"

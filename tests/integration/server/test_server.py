@@ -245,11 +245,22 @@ async def test_approval_round_trip() -> None:
     request = AskApproval(("import shutil", "shutil.rmtree('data')"), ("deletes files",), attempt=1)
     pending = asyncio.ensure_future(run.aapprove(request))
     await asyncio.sleep(0)
-    assert sent == [{"type": "approve", "id": "a1", "code": "import shutil\n\nshutil.rmtree('data')",
-                     "reason": "run: deletes files"}]
-    run.decided({"type": "approval", "id": "a1", "approved": False})
+    [shown] = sent
+    assert shown == {"type": "approve", "id": shown["id"], "code": "import shutil\n\nshutil.rmtree('data')",
+                     "reason": "run: deletes files"}
+    run.decided({"type": "approval", "id": shown["id"], "approved": False})
     approval = await pending
     assert approval.granted is False and approval.why == "rejected in the panel"
+    # The next run's first approval has another id: the panel answered the chat's first "a1".
+    again = SidebarRun(sent.append, Chats(AICISettings()), None, None)
+    pending = asyncio.ensure_future(again.aapprove(request))
+    await asyncio.sleep(0)
+    assert sent[-1]["id"] != shown["id"]
+    again.decided({"type": "approval", "id": shown["id"], "approved": True})  # the old one's: ignored
+    await asyncio.sleep(0)
+    assert not pending.done()
+    again.decided({"type": "approval", "id": sent[-1]["id"], "approved": True})
+    assert (await pending).granted
 
 
 @pytest.fixture
