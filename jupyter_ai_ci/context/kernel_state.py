@@ -23,7 +23,7 @@ from jupyter_ai_ci.context.last_error import last_error, worth_telling
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.tracker import KernelTracker, tracker_for
 from jupyter_ai_ci.events import CellRecord, Message
-from jupyter_ai_ci.notebook.reader import notebook_cells, session_notebook
+from jupyter_ai_ci.notebook.reader import NOT_RUN, notebook_cells, session_notebook
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASK_PREFIXES = ("%%ask", "%ask", "get_ipython().run_cell_magic('ask'", "get_ipython().run_line_magic('ask'")
@@ -68,9 +68,13 @@ def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int =
 
 
 def merged_cells(file_cells: Sequence[CellRecord], kernel_cells: Sequence[CellRecord]) -> list[CellRecord]:
-    """The saved notebook, then cells run since the last save (not yet in the file)."""
+    """The saved notebook, then cells run since the last save (not yet in the file).  A saved
+    cell saved before it ran is the kernel's (what it gave, its number): it read "(not run)"
+    with no output until the next save (found by a newcomer with ``%ask --show-context``)."""
     saved = {c.source.strip() for c in file_cells}
-    return [*file_cells, *(c for c in kernel_cells if c.source.strip() not in saved)]
+    ran = {c.source.strip(): c for c in kernel_cells}  # the latest run of each source
+    return [*(ran.get(c.source.strip(), c) if c.label.endswith(NOT_RUN) else c for c in file_cells),
+            *(c for c in kernel_cells if c.source.strip() not in saved)]
 
 
 def without_excluded(cells: Sequence[CellRecord], exclude: Sequence[str]) -> list[CellRecord]:

@@ -84,6 +84,9 @@ def output_text(outputs: list[dict[str, Any]]) -> str:
     return "\n".join(p.rstrip("\n") for p in parts if p)
 
 
+NOT_RUN = "(not run)"  # in the label of a saved cell with no execution count
+
+
 @lru_cache(maxsize=4)
 def _read(path: str, mtime_ns: int, size: int) -> tuple[CellRecord, ...]:
     # Keyed by mtime and size: re-read only after a save.
@@ -98,7 +101,7 @@ def _read(path: str, mtime_ns: int, size: int) -> tuple[CellRecord, ...]:
             cells.append(CellRecord(source, kind="markdown", label=f"cell {index}"))
             continue
         count = cell.get("execution_count")
-        label = f"In [{count}]" if count else f"cell {index} (not run)"
+        label = f"In [{count}]" if count else f"cell {index} {NOT_RUN}"
         cells.append(CellRecord(source, output_text(cell.get("outputs", [])), label=label))
     return tuple(cells)
 

@@ -72,6 +72,13 @@ def test_cells_run_since_the_last_save_are_added_as_most_recent() -> None:
     assert merged_cells(saved, kernel) == [*saved, CellRecord("c = 3", label="In [5]")]
 
 
+def test_a_cell_saved_before_it_ran_is_told_as_the_kernel_ran_it() -> None:
+    # Found by a newcomer: `%ask --show-context` said "[cell 1 (not run)]", no output, until a save.
+    saved = [CellRecord("a = 41\nprint(a)", label="cell 1 (not run)"), CellRecord("b = 2", label="cell 2 (not run)")]
+    kernel = [CellRecord("a = 41\nprint(a)", "41", label="In [1]"), CellRecord("c = 3", label="In [2]")]
+    assert merged_cells(saved, kernel) == [kernel[0], saved[1], kernel[1]]
+
+
 def test_cells_mentioning_excluded_names_are_left_out() -> None:
     cells = [CellRecord("customers = load()"), CellRecord("raw_2024.head()"), CellRecord("total = 1")]
     assert without_excluded(cells, ["customers", "raw_*"]) == [CellRecord("total = 1")]
