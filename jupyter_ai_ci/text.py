@@ -103,6 +103,16 @@ def clean(text: str) -> str:
     return text
 
 
+def human_size(n: int) -> str:
+    """``900 B``, ``4.6 KB``, ``1.2 GB``: a file's or an object's size, read at a glance."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
 _NEAR = 40
 _CUT_MARK = re.compile(r"\n… (\d{1,15}) characters cut …\n")
 

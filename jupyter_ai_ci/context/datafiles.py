@@ -23,8 +23,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 
-from jupyter_ai_ci.context.environment import human_size, scan
+from jupyter_ai_ci.context.environment import scan
 from jupyter_ai_ci.context.filetable import DATES, Table, render
+from jupyter_ai_ci.text import human_size
 
 PEEK_BYTES = 64 * 1024  # read from the start of a text table, at most
 PEEK_ROWS = 200  # rows the dtypes are inferred from

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Mapping
 from types import ModuleType
 
+from jupyter_ai_ci.text import human_size
+
 DATA_LIBRARIES = (
     "pandas", "numpy", "polars", "pyarrow", "scipy", "sklearn", "statsmodels", "matplotlib",
     "seaborn", "plotly", "altair", "bokeh", "torch", "tensorflow", "jax", "xarray", "duckdb",
@@ -27,15 +29,6 @@ DATA_SUFFIXES = (
 )
 MAX_FILES = 8
 MAX_ENTRIES = 2000  # a directory of a million files must not stall the request
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def library_versions(modules: Mapping[str, ModuleType] | None = None) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.safety.astutil import parse_cell, root_name
+from jupyter_ai_ci.text import human_size
 
 # Method names that change their receiver in place.  A call of one of these on
 # a variable (``df.drop(..., inplace=True)`` is caught by the keyword) marks
@@ -240,12 +241,15 @@ class Transaction:
         kind = next((k for t, k in ((list, "list"), (dict, "dict"), (set, "set"),
                                     (bytearray, "bytearray")) if type(obj) is t), "object")
         if kind != "object" and _flat(obj):
-            # Shallow copy: ~8 bytes per item, 100x faster than deepcopy on 10**6 ints.
+            # Shallow copy: ~8 bytes per item, 100x faster than deepcopy on 10**6 ints.  The
+            # cap holds for it too (it was copied whatever its size: found by a newcomer).
+            if (size := sys.getsizeof(obj)) > self.max_bytes:
+                return self._over(size)
             self.saved[name] = _Saved(obj, obj.copy(), kind)
             return None
         size = estimate_size(obj, self.max_bytes)
         if size > self.max_bytes:
-            return f"about {size >> 20} MB, over the {self.max_bytes >> 20} MB snapshot cap"
+            return self._over(size)
         try:
             if _is_ndarray(obj):
                 self.saved[name] = _Saved(obj, obj.copy(), "ndarray")
@@ -257,6 +261,10 @@ class Transaction:
         except Exception as exc:  # noqa: BLE001 -- uncopyable: files, sockets, locks, connections
             return f"cannot be copied: {type(exc).__name__}: {str(exc)[:80]}"
         return None
+
+    def _over(self, size: int) -> str:
+        # In bytes that mean something: "about 0 MB, over the 0 MB snapshot cap" for 800 kB and 1 kB.
+        return f"about {human_size(size)}, over the {human_size(self.max_bytes)} snapshot cap"
 
     def rollback(self) -> TransactionReport:
         dropped = sorted(n for n in list(self.ns) if n not in self.bindings and not _ipython_name(n))

@@ -104,7 +104,7 @@ def test_over_the_cap_and_uncopyable_are_reported_not_silent() -> None:
     t = Transaction(ns, max_bytes=1 << 20)
     report = t.begin(["big[0] = 1\nholder.items.append(1)"])
     reasons = " ".join(report.not_saved)
-    assert "big (about 7 MB, over the 1 MB snapshot cap)" in reasons
+    assert "big (about 7.6 MB, over the 1.0 MB snapshot cap)" in reasons
     assert "holder (cannot be copied" in reasons
     assert report.saved == ()
 
@@ -131,13 +131,24 @@ def test_pandas_snapshots_are_copy_on_write_and_exempt_from_the_cap() -> None:
 
 
 def test_flat_containers_are_copied_shallowly_and_restored() -> None:
-    rows = list(range(100_000))
+    rows = list(range(100_000))  # a shallow copy is ~0.8 MB, a deep one ~3.6 MB
     ns: dict[str, Any] = {"rows": rows}
-    t = Transaction(ns, max_bytes=1)  # a deep copy would be over this cap
+    t = Transaction(ns, max_bytes=1 << 20)
     assert t.begin(["rows.append(1)"]).saved == ("rows",)
     rows.append(1)
     t.rollback()
     assert len(rows) == 100_000
+
+
+def test_the_cap_holds_for_a_shallow_copy_and_says_its_size_in_units_that_read() -> None:
+    # Found by a newcomer: with a 1,000-byte cap a 10,000-item list and a 5,000-key dict were copied
+    # anyway, and an 800 kB array was "about 0 MB, over the 0 MB snapshot cap".
+    ns: dict[str, Any] = {"rows": list(range(10_000)), "d": dict.fromkeys(range(5000), 0), "arr": np.zeros(100_000)}
+    report = Transaction(ns, max_bytes=1000).begin(["rows.append(1)\nd[1] = 2\narr[0] = 1"])
+    assert report.saved == ()
+    reasons = " ".join(report.not_saved)
+    assert "rows (about 78.2 KB, over the 1000 B snapshot cap)" in reasons, reasons
+    assert "arr (about 781.2 KB, over the 1000 B snapshot cap)" in reasons and "d (about " in reasons, reasons
 
 
 def test_a_container_holding_one_mutable_item_is_copied_deeply() -> None:
