@@ -204,6 +204,11 @@ class AskApproval:
     attempt: int
     kind: Literal["run", "install"] = "run"
 
+    @property
+    def package(self) -> str:
+        """The package an install asks for (its code is ``%pip install NAME``); "" for code."""
+        return self.code[0].rsplit(" ", 1)[-1] if self.kind == "install" and self.code else ""
+
 
 @dataclass(frozen=True)
 class Approval:

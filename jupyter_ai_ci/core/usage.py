@@ -50,7 +50,9 @@ def render(log: UsageLog, prices: Mapping[str, Sequence[float]]) -> str:
         c = cost(e, prices)
         total_cost = None if c is None or total_cost is None else total_cost + c
         first = e.request.strip().splitlines()[0] if e.request.strip() else ""
-        label = (first[:37] + "…") if len(first) > 38 else first
+        # " (replayed)" fits inside the column: added after it, it pushed the row out of line.
+        room = 40 - (len(" (replayed)") if e.replayed else 0)
+        label = (first[:room - 2] + "…") if len(first) > room - 1 else first
         label += " (replayed)" if e.replayed else ""
         lines.append(f"{i:>3}  {label:<40} {e.model[:18]:<18} {e.requests:>5} {e.prompt_tokens:>7} "
                      f"{e.completion_tokens:>6}  {'' if c is None else f'${c:.4f}':>8}")

@@ -66,7 +66,8 @@ class Section:
         if state == "failed":
             return f"✗ attempt {self.attempt} · {self.failed}"
         if state == "running":
-            return f"▶ attempt {self.attempt} · running"
+            # Not ▶: under the fold's own ▼ it read "▼ ▶ attempt 1", a second, closed section.
+            return f"⟳ attempt {self.attempt} · running"
         if state == "ok":
             n = len(self.blocks)
             spent = sum(r.seconds for _, r in self.blocks if r is not None)

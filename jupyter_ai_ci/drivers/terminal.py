@@ -71,6 +71,9 @@ class TerminalApprover:
 
     async def aapprove(self, request: AskApproval) -> Approval:
         if not self.stdin.isatty():
+            if request.kind == "install":  # no policy installs unasked: "--policy auto" was no way out
+                return Approval(False, NO_TTY.split("; ")[0] + f"; pass --yes to approve, or allow the "
+                                f"package: --allow 'pip:{request.package}'")
             return Approval(False, NO_TTY)
         async with self.lock:
             self.stream.write(self._question(request))

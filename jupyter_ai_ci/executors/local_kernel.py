@@ -60,6 +60,9 @@ class LocalKernel:
         client = None
         try:
             try:
+                # Looked up first: a missing one, found by start_kernel, was logged with a
+                # 20-line traceback above our one line (found by a newcomer).
+                manager.kernel_spec_manager.get_kernel_spec(kernel_name)
                 await manager.start_kernel(cwd=cwd, env=full)
             except NoSuchKernel:
                 raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None

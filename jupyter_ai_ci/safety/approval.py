@@ -21,6 +21,15 @@ NO_STDIN = ("needs approval, but nobody can be asked here (this frontend has no 
             "use --yes, the allow list, or %config AskMagics.policy = 'auto'")
 
 
+def nobody_to_ask(request: AskApproval) -> str:
+    """NO_STDIN, for an install in words that help: no policy runs an install unasked, so
+    "set the policy to 'auto'" was no way out (found by a newcomer who had)."""
+    if request.kind != "install":
+        return NO_STDIN
+    return (f"needs approval, but nobody can be asked here (this frontend has no stdin); use --yes, "
+            f"or allow the package: %config AskMagics.allow = ['pip:{request.package}']")
+
+
 class GrantAll:
     """``--yes``: the user approved up front."""
 
@@ -47,7 +56,7 @@ class StdinApprover:
 
     def approve(self, request: AskApproval) -> Approval:
         if not self.can_ask():
-            return Approval(False, NO_STDIN)
+            return Approval(False, nobody_to_ask(request))
         if request.kind == "install":
             self.say(f"⚠ {request.reasons[0]}: {request.code[0]}\n")
             prompt = "Install it? [y/N] "
@@ -63,7 +72,7 @@ class StdinApprover:
             if isinstance(exc, EOFError):  # Ctrl-D at the prompt: the refusal goes on a line of its own
                 self.say("\n")
                 return Approval(False, "rejected by the user (end of input)")
-            return Approval(False, f"{NO_STDIN} ({type(exc).__name__})")
+            return Approval(False, f"{nobody_to_ask(request)} ({type(exc).__name__})")
         if answer.strip().lower() in ("y", "yes"):
             return Approval(True, "approved")
         return Approval(False, "rejected by the user")

@@ -255,10 +255,12 @@ def _matches(patterns: Sequence[str], *names: str) -> str | None:
 
 def decide(policy: PolicySettings, found: Scan) -> Decision:
     """Run, ask, or refuse: deny wins over everything, allow removes a flag."""
-    denied = [f"{n} is on the deny list ({p})" for n in sorted(found.calls)
-              if (p := _matches(policy.deny, n))]
-    denied += [f"{r.describe()} — denied ({p})" for r in found.risks
-               if (p := _matches(policy.deny, r.kind, r.name))]
+    # Each denied thing once, its pattern only when it says more than the name (found by a
+    # newcomer: "os.system is on the deny list (os.system); os.system: … — denied (os.system)").
+    calls = {n: p for n in sorted(found.calls) if (p := _matches(policy.deny, n))}
+    denied = [f"{n} is on the deny list" + ("" if p == n else f" ({p})") for n, p in calls.items()]
+    denied += [f"{r.describe()} — denied" + ("" if p in (r.name, r.kind) else f" ({p})") for r in found.risks
+               if r.name not in calls and (p := _matches(policy.deny, r.kind, r.name))]
     if denied:
         return Decision("refuse", tuple(denied))
     flagged = tuple(r.describe() for r in found.risks if not _matches(policy.allow, r.kind, r.name))

@@ -181,6 +181,14 @@ def test_usage_errors_exit_2(tmp_path: Path, model_server: ScriptedOpenAIServer,
     assert model_server.requests == [] and not (tmp_path / "a.ipynb").exists()
 
 
+def test_an_unknown_kernel_is_one_line(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Found by a newcomer: jupyter_client logged a 20-line NoSuchKernel traceback above our line.
+    proc = run(["a.ipynb", "--prompt", "x", "--kernel", "no-such-kernel"], tmp_path, timeout=60)
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "✗ a.ipynb: KernelError: no kernel named 'no-such-kernel': see `jupyter kernelspec list`"]
+
+
 def test_a_cell_past_the_timeout_is_interrupted_and_fixed(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     existing_notebook(tmp_path / "a.ipynb", "base = 1")

@@ -117,8 +117,11 @@ def test_the_views_text_has_no_markup_and_folds_at_the_end() -> None:
     view.current.text = "Try <b>this</b>:\n" + code("x = 1/0")  # type: ignore[union-attr]
     view.current.streaming = False  # type: ignore[union-attr]
     view.notice(Notice("attempt", "attempt 1: running 1 cell", attempt=1))
+    view.current.blocks.append(("x = 1/0", None))  # type: ignore[union-attr]
+    # Running: no ▶ under the fold's ▼ (it read as a second, closed section).
+    assert "<summary><b>⟳ attempt 1 · running</b></summary>" in view.html() and "▶" not in view.html()
     error = ErrorInfo("ZeroDivisionError", "division by zero", "Traceback …\nZeroDivisionError: division by zero", 1)
-    view.current.blocks.append(("x = 1/0", ExecutionResult(output="<partial>", error=error)))  # type: ignore[union-attr]
+    view.current.blocks[-1] = ("x = 1/0", ExecutionResult(output="<partial>", error=error))  # type: ignore[union-attr]
     view.notice(Notice("retrying", "attempt 1 failed", attempt=1))
     # Under way, the current attempt's title is the head, once (found by hand: it showed twice).
     assert view.html().count("✗ attempt 1 · ZeroDivisionError: division by zero (line 1)") == 1

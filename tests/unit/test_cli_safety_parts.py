@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from types import SimpleNamespace
 import json
 import os
 import pty
@@ -37,6 +38,15 @@ def test_no_terminal_is_an_immediate_refusal() -> None:
     stdin = io.StringIO("y\n")  # not a terminal: its "y" must not count
     approval = asyncio.run(TerminalApprover("", io.StringIO(), asyncio.Lock(), stdin).aapprove(REQUEST))
     assert not approval.granted and approval.why == NO_TTY
+    # An install: no policy installs unasked, so the way out is --yes or the allow list, by name.
+    install = AskApproval(("%pip install xmltodict",), ("module 'xmltodict' is not installed",), 1, "install")
+    approval = asyncio.run(TerminalApprover("", io.StringIO(), asyncio.Lock(), stdin).aapprove(install))
+    assert not approval.granted and "--policy" not in approval.why
+    assert approval.why.endswith("pass --yes to approve, or allow the package: --allow 'pip:xmltodict'")
+    from jupyter_ai_ci.safety.approval import StdinApprover
+    headless = SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=False))  # a kernel whose frontend has no stdin
+    magic = StdinApprover(headless, lambda text: None).approve(install)
+    assert not magic.granted and magic.why.endswith("%config AskMagics.allow = ['pip:xmltodict']"), magic.why
 
 
 @pytest.mark.parametrize("typed, granted", [(b"y\n", True), (b"YES\n", True), (b"\n", False), (b"n\n", False)])

@@ -95,6 +95,16 @@ def test_deny_list_refuses_in_every_mode_even_unflagged_calls() -> None:
                   scan(["import socket\nsocket.socket()"])).verdict == "refuse"
 
 
+def test_a_denied_call_is_named_once() -> None:
+    # Found by a newcomer: "os.system is on the deny list (os.system); os.system: runs a shell
+    # command (line 2) — denied (os.system)".
+    found = scan(["import os\nos.system('ls')"])
+    assert decide(PolicySettings("auto", deny=("os.system",)), found).reasons == ("os.system is on the deny list",)
+    assert decide(PolicySettings("auto", deny=("os.*",)), found).reasons == ("os.system is on the deny list (os.*)",)
+    assert decide(PolicySettings("auto", deny=("process",)), found).reasons == (
+        "os.system: runs a shell command (line 2) — denied",)
+
+
 def test_deny_list_sees_through_indirect_imports_and_aliases() -> None:
     policy = PolicySettings("auto", deny=("os.system",))
     for code in ("import importlib\nimportlib.import_module('os').system('ls')",
