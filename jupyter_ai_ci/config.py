@@ -118,7 +118,7 @@ class AICISettings(Configurable):
     max_request_kb = CInt(
         64,
         min=1,
-        help="Largest request, in kB (UTF-8), that is sent to the model and kept in the cell's "
+        help="Largest request, in kB (1 kB = 1,000 bytes of UTF-8), that is sent to the model and kept in the cell's "
         "metadata; a longer one is refused with one line before anything is sent. Large data "
         "belongs in a file or a variable the request refers to.",
     ).tag(config=True)

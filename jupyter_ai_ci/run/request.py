@@ -76,7 +76,10 @@ def check_size(request: str, limit_kb: int) -> None:
     (a 9 MB paste would be sent whole, and copied into every generated cell)."""
     size = len(request.encode("utf-8", "surrogatepass"))
     if size > limit_kb * 1000:
-        raise UsageProblem(f"the request is {_in_kb(size)}; the limit is {limit_kb} kB — put large data "
+        shown, limit = _in_kb(size), f"{limit_kb} kB"
+        if shown == f"{limit_kb:.1f} kB":  # "the request is 64.0 kB; the limit is 64 kB" read as no excess
+            shown, limit = f"{size:,} bytes", f"{limit_kb * 1000:,} bytes ({limit_kb} kB)"
+        raise UsageProblem(f"the request is {shown}; the limit is {limit} — put large data "
                            "in a file or variable and refer to it")
 
 
