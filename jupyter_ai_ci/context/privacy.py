@@ -28,7 +28,7 @@ from jupyter_ai_ci.context.secretnames import (
     is_secret_name,
     may_be_secret,
 )
-from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.events import Message, ModelReply, Usage
 from jupyter_ai_ci.text import cut_size, head_tail
 
 SECRET_VALUE = re.compile(
@@ -192,6 +192,9 @@ class MaskingClient:
         # request, while the secrets stay the same (masked text by original text).
         self._done: tuple[tuple[str, ...], dict[str, str]] = ((), {})
         self.masking = 0.0  # seconds spent masking: ours, though a caller times it as the model's
+        # Calls answered and their tokens, for a run that ends in an exception (Run.abandoned).
+        self.calls = 0
+        self.spent = Usage()
 
     def _masked(self, messages: Sequence[Message]) -> list[Message]:
         started = time.perf_counter()
@@ -211,11 +214,13 @@ class MaskingClient:
     def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
                  temperature: float | None = None) -> ModelReply:
         reply: ModelReply = self.client.complete(self._masked(messages), on_text, temperature)
+        self.calls, self.spent = self.calls + 1, self.spent + reply.usage
         return reply
 
     async def acomplete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
                         temperature: float | None = None) -> ModelReply:
         reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text, temperature)
+        self.calls, self.spent = self.calls + 1, self.spent + reply.usage
         return reply
 
 

@@ -97,8 +97,12 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     # Building the context and the loop, and recording the outcome, are our own time too;
     # drive() times the loop itself.
     timings.total += time.perf_counter() - started
-    outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
-                    inspector=kernel.inspect)
+    try:
+        outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
+                        inspector=kernel.inspect)
+    except BaseException:
+        run.abandoned(model)
+        raise
     timings.model -= model.masking  # drive() timed it with the model call; it is ours
     timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)
@@ -116,8 +120,12 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
     _said(reporter, found)
     loop, model = run.start(found)
     timings.total += time.perf_counter() - started
-    outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
-                           inspector=kernel.ainspect)
+    try:
+        outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
+                               inspector=kernel.ainspect)
+    except BaseException:  # Stop (cancelled), Ctrl-C, an endpoint that failed mid-run
+        run.abandoned(model)
+        raise
     timings.model -= model.masking
     timings.client_cpu = max(0.0, timings.client_cpu - model.masking)
     return _finish(run, outcome, timings)

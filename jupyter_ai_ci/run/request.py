@@ -192,6 +192,14 @@ class Run:
             messages, stopped = list(stop.value.messages), stop.value.reason or stop.value.status
         return mask_messages(messages, self._known(snapshot, None)()), stopped
 
+    def abandoned(self, model: MaskingClient) -> None:
+        """A run that ended in an exception (Stop, Ctrl-C, an endpoint failing after an earlier
+        call) still spent the tokens of the calls that were answered: they count in the usage.
+        Found by a newcomer: after a Stop the panel's footer said "0 model calls"."""
+        if model.calls:
+            self.session.usage.add(self.request, self.endpoint.model,
+                                   Outcome("failed", usage=model.spent, requests=model.calls), replayed=False)
+
     def finish(self, outcome: Outcome, timings: Timings | None = None) -> Result:
         """Record the outcome: usage, the replay record, the conversation, provenance."""
         # Replayed: answered from the record alone (a failed replay goes live, and is not).

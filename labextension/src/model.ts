@@ -223,7 +223,8 @@ export class ChatModel {
     }
     const { entries, session } = fromHistory(msg.runs, path);
     this._chats.set(path, entries);
-    const usage = parseUsage(session);
+    // The server's own count first: after New chat there is no run to read it from.
+    const usage = parseUsage(msg.session) ?? parseUsage(session);
     if (usage) {
       this._usage.set(path, usage);
     }

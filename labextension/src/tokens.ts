@@ -77,7 +77,7 @@ export type ServerMessage =
   /** A transcript only: what the user clicked on an approval. */
   | { type: 'decided'; id: string; approved: boolean }
   /** A notebook's earlier requests and the messages they showed (untrusted until checked). */
-  | { type: 'history'; path: string; runs: unknown }
+  | { type: 'history'; path: string; runs: unknown; session?: unknown }
   | IExecuteRequest
   /** The run's whole provenance for the cells it left; untrusted until checked (``model.ts``). */
   | { type: 'provenance'; cells?: unknown; metadata?: unknown }

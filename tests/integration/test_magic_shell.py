@@ -169,3 +169,15 @@ def test_a_variable_the_user_made_since_is_new_context_and_asks_the_model(
     ip.run_cell("z = 5", store_history=True)  # not made by the recorded code
     assert ip.run_cell("%%ask --no-answer\nshow z", store_history=True).success
     assert len(model_server.requests) == 2 and model_server.misses == []
+
+
+def test_a_run_that_ends_in_an_error_still_counts_the_calls_it_made(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    # The fix request fails (a 500, after the SDK's retries): the first call's tokens were spent.
+    model_server.script(Reply(py("x = 1/0"), tokens=(300, 20)), *[Reply(status=500)] * 4)
+    result = ip.run_cell("%%ask\nset x", store_history=True)
+    assert type(result.error_in_exec).__name__ == "ModelServerError"
+    capsys.readouterr()
+    ip.run_line_magic("ask_usage", "")
+    session = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("session")]
+    assert session and session[0].split()[1:4] == ["1", "300", "20"], session

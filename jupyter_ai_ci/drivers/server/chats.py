@@ -89,6 +89,15 @@ class Chats:
         chat = self._chats.get(path)
         return chat.history() if chat is not None else []
 
+    def usage(self, path: str) -> dict[str, int] | None:
+        """The session's usage for the panel's footer (a reloaded page after New chat had no run
+        to read it from, and the footer vanished); None before the first request."""
+        chat = self._chats.get(path)
+        if chat is None:
+            return None
+        requests, prompt, completion = chat.session.usage.total()
+        return {"requests": requests, "prompt": prompt, "completion": completion}
+
     def forget(self, path: str) -> None:
         """"New chat": the transcript and the earlier exchanges go; usage stays counted."""
         chat = self._chats.get(path)

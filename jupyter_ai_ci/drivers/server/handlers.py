@@ -119,7 +119,9 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
             if kind == "forget":
                 chats.forget(msg["path"])
             else:
-                self.send({"type": "history", "path": msg["path"], "runs": chats.history(msg["path"])})
+                usage = chats.usage(msg["path"])
+                self.send({"type": "history", "path": msg["path"], "runs": chats.history(msg["path"]),
+                           **({"session": usage} if usage is not None else {})})
         elif kind == "executed" and self.run is not None and self.run.executor is not None:
             self.run.executor.resolve(msg)
         elif kind == "approval" and self.run is not None:

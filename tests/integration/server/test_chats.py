@@ -57,9 +57,14 @@ async def test_a_reloaded_panel_shows_and_continues_the_conversation(
     assert [r["request"] for r in await history(second, session["path"])] == [
         "make a list of prices", "now sum them"]
 
-    # "New chat": the transcript and the earlier exchanges go.
+    # "New chat": the transcript and the earlier exchanges go; the usage stays, and a reloaded
+    # page gets it with the (empty) history: its footer vanished, with no run to read it from.
     second.write_message(json.dumps({"type": "forget", "path": session["path"]}))
     assert await history(second, session["path"]) == []
+    second.write_message(json.dumps({"type": "history", "path": session["path"]}))
+    assert (await until(second, "history", []))["session"]["requests"] == 2
+    second.write_message(json.dumps({"type": "history", "path": "never-asked.ipynb"}))
+    assert "session" not in await until(second, "history", [])
     second.write_message(json.dumps({**ask, "request": "unrelated"}))
     assert (await until(second, "done", []))["status"] == "answered"
     assert [m["role"] for m in model.requests[2]["messages"]] == ["system", "user"]

@@ -203,7 +203,8 @@ async def test_stop_cancels_a_run_waiting_for_the_notebook(jp_fetch: Any, jp_ws_
     ws.write_message(json.dumps({"type": "stop"}))
     done = await until(ws, "done", [])
     assert done["status"] == "stopped"
-    assert set(done["session"]) == {"requests", "prompt", "completion"}  # the panel's footer stays
+    # The panel's footer stays, and counts the call the stopped run made (it said 0 model calls).
+    assert done["session"]["requests"] == 1 and done["session"]["prompt"] > 0, done
     ws.close()
 
 
