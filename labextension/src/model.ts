@@ -191,6 +191,13 @@ export class ChatModel {
       : null;
   }
 
+  /** Whether a code entry's cell is still in its notebook (null: the notebook is not open). */
+  holds(entry: Entry): boolean | null {
+    return entry.kind === 'code' && !!entry.cellId && !!entry.path
+      ? this.bridge.holds(entry.path, entry.cellId)
+      : null;
+  }
+
   /** Select and scroll to the cell a code entry ran in. */
   reveal(entry: Entry): boolean {
     return entry.kind === 'code' && !!entry.cellId && !!entry.path

@@ -325,6 +325,11 @@ export class TrackerBridge implements INotebookBridge {
     return panel ? cellImage(panel, cellId) : null;
   }
 
+  holds(path: string, cellId: string): boolean | null {
+    const panel = this._open(path);
+    return panel ? indexOf(panel, cellId) >= 0 : null;
+  }
+
   reveal(path: string, cellId: string): boolean {
     const panel = this._open(path);
     const index = panel ? indexOf(panel, cellId) : -1;

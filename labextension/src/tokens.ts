@@ -164,6 +164,8 @@ export interface INotebookBridge {
   figure(path: string, cellId: string): string | null;
   /** Select the cell and scroll to it; false when it is gone. */
   reveal(path: string, cellId: string): boolean;
+  /** Whether the cell is in the notebook; null when the notebook is not open here. */
+  holds(path: string, cellId: string): boolean | null;
   /**
    * Pin the active notebook (or the open notebook at ``path``) for a run; a
    * sentence when that is impossible.

@@ -79,6 +79,10 @@ function CellLink(props: { entry: Entry; model: ChatModel }): JSX.Element | null
   if (e.kind !== 'code' || !e.cellId) {
     return null;
   }
+  if (props.model.holds(e) === false) {
+    // A failed attempt's cell, replaced by the fix (or deleted): its link did nothing.
+    return <div className="jp-aici-cell jp-aici-cell-gone">cell no longer in the notebook</div>;
+  }
   const image = props.model.figure(e);
   const go = (ev: React.MouseEvent) => {
     ev.preventDefault();

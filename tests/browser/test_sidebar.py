@@ -94,6 +94,9 @@ def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, An
     assert "x / 1" in cells.nth(1).locator(".jp-InputArea-editor").inner_text()
     assert "y is 5.0" in cells.nth(1).locator(".jp-OutputArea").inner_text()  # x was rolled back
     assert "Traceback" not in page.locator(".jp-Notebook").inner_text()
+    # The failed attempt's cell is gone: no "show the cell" link that does nothing (found by hand).
+    assert panel.locator(".jp-aici-cell-gone").all_inner_texts() == ["cell no longer in the notebook"]
+    assert panel.locator(".jp-aici-cell-link").count() == 1
 
 
 def test_a_model_error_is_a_sentence_and_the_panel_keeps_working(page: Any, lab: dict[str, Any],
