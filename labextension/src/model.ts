@@ -112,11 +112,29 @@ export class ChatModel {
    */
   regenerate(entry: Entry): void {
     if (entry.kind === 'done' && entry.replayed) {
-      this._ask(entry.replayed.request, true, entry.replayed.path);
+      const { request, path } = entry.replayed;
+      // The fresh cells go where the replayed ones are, and take their place once the run
+      // has worked (a newcomer found a third copy of the code after Regenerate).
+      const old = this._runCells(path, entry);
+      if (old.length > 0) {
+        this.bridge.reveal(path, old[old.length - 1]);
+      }
+      this._ask(request, true, path, old);
     }
   }
 
-  private _ask(text: string, regenerate: boolean, path?: string): void {
+  /** The cells the run that ended with ``done`` inserted, from its code entries. */
+  private _runCells(path: string, done: Entry): string[] {
+    const chat = this._chat(path);
+    const end = chat.indexOf(done);
+    let start = end;
+    while (start > 0 && chat[start - 1].kind !== 'user') {
+      start--;
+    }
+    return chat.slice(start, end).flatMap(e => (e.kind === 'code' && e.cellId ? [e.cellId] : []));
+  }
+
+  private _ask(text: string, regenerate: boolean, path?: string, replacing: string[] = []): void {
     const request = text.trim();
     if (!request || this.busy) {
       return;
@@ -131,6 +149,7 @@ export class ChatModel {
     this._path = target.path;
     this._chat(target.path).push({ kind: 'user', text: request });
     this._target = target;
+    this._replacing = replacing;
     this._request = request;
     this._changed.emit();
     const fresh = this._fresh.delete(target.path);
@@ -345,6 +364,10 @@ export class ChatModel {
       tokens,
       replayed ? { request: this._request, path: target.path, live } : undefined
     );
+    if (status === 'success' && this._replacing.length > 0) {
+      target.retire(this._replacing); // a failed regeneration leaves them
+    }
+    this._replacing = [];
     this._target = null;
     this.refresh(); // the active notebook may have changed during the run
   }
@@ -360,6 +383,8 @@ export class ChatModel {
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;
   private _target: IRunTarget | null = null;
+  /** The cells a regeneration replaces once it has worked. */
+  private _replacing: string[] = [];
   private _socket: WebSocket | null = null;
   private _changed = new Signal<this, void>(this);
 }

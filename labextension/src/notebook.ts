@@ -264,6 +264,25 @@ class PanelTarget implements IRunTarget {
     }
   }
 
+  retire(cellIds: readonly string[]): number {
+    const model = this.panel.isDisposed ? null : this.panel.content.model;
+    if (!model) {
+      return 0;
+    }
+    // Only generated cells: ids from the transcript must never take a user's own cell.
+    const doomed = new Set(cellIds);
+    const shared = model.sharedModel;
+    let gone = 0;
+    for (let i = shared.cells.length - 1; i >= 0; i--) {
+      const cell = shared.cells[i];
+      if (doomed.has(cell.getId()) && cell.getMetadata(METADATA_KEY) !== undefined) {
+        shared.deleteCell(i);
+        gone++;
+      }
+    }
+    return gone;
+  }
+
   /** Interrupt the kernel if a cell of this run is running (an idle kernel is left alone). */
   interrupt(): void {
     if (this._running > 0) {

@@ -151,6 +151,8 @@ export interface IRunTarget {
    * and that are still in the notebook; return how many were set.  Never throws.
    */
   annotate(cellIds: readonly string[], key: string, value: JSONObject): number;
+  /** Delete the listed cells that were generated (they carry provenance); how many went. */
+  retire(cellIds: readonly string[]): number;
   interrupt(): void;
 }
 
