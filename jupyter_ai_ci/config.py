@@ -171,8 +171,9 @@ class AICISettings(Configurable):
 
     replay = Bool(
         True,
-        help="Re-running an unchanged %%ask (same request, options, model, and named variables' "
-        "schema) reuses the code that worked instead of calling the model. --regenerate skips it.",
+        help="Re-running an unchanged %%ask (same request, --steps and --no-run, model, and named "
+        "variables' schema; the notebook too, for the panel and jupyter ai-ci run) reuses the code "
+        "that worked instead of calling the model. --regenerate skips it.",
     ).tag(config=True)
 
     replay_file = Unicode(
@@ -236,5 +237,6 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     max_tokens_per_session = CInt(
-        0, min=0, help="Token budget of all requests in this kernel session. 0: none."
+        0, min=0, help="Token budget of all requests in one session: a kernel's for %%ask, a notebook's "
+        "chat in the panel, the whole command for jupyter ai-ci run. 0: none."
     ).tag(config=True)
