@@ -2,13 +2,16 @@
 
 Every setting is a traitlet with ``help=`` and ``config=True``, so it works
 from ``%config``, ``ipython_config.py`` / ``jupyter_server_config.py`` and the
-command line alike.  ``c.AICISettings.x`` reaches every driver;
-``c.AskMagics.x`` only the magic.
+command line alike.  ``c.AICISettings.x`` in ``jupyter_ai_ci_config.py`` (the
+command line's own file, in Jupyter's config folders) reaches every driver:
+the magic and the server read it too (``apply_shared``), under their own
+configuration.  ``c.AskMagics.x`` reaches only the magic.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, Unicode, default
 from traitlets.config import Configurable
@@ -240,3 +243,35 @@ class AICISettings(Configurable):
         0, min=0, help="Token budget of all requests in one session: a kernel's for %%ask, a notebook's "
         "chat in the panel, the whole command for jupyter ai-ci run. 0: none."
     ).tag(config=True)
+
+
+SHARED_FILE = "jupyter_ai_ci_config"
+
+
+def shared_settings() -> dict[str, Any]:
+    """``c.AICISettings`` from every ``jupyter_ai_ci_config.py`` / ``.json`` in Jupyter's config
+    folders (``jupyter --paths``), the user's over the system's, as the command line reads them."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config.loader import Config, JSONFileConfigLoader, PyFileConfigLoader
+
+    merged = Config()
+    for folder in reversed(jupyter_config_path()):  # the first folder wins: merged last
+        for loader, suffix in ((JSONFileConfigLoader, ".json"), (PyFileConfigLoader, ".py")):
+            if os.path.isfile(os.path.join(folder, SHARED_FILE + suffix)):
+                merged.merge(loader(SHARED_FILE + suffix, path=folder).load_config())
+    return dict(merged.get("AICISettings", {}))
+
+
+def apply_shared(settings: AICISettings, own: Any) -> None:
+    """Give ``settings`` what ``jupyter_ai_ci_config.py`` says of each setting its driver's own
+    configuration ``own`` (IPython's, the server's) leaves unset.  Found by a newcomer: the docs
+    said ``c.AICISettings`` reached every driver, and each driver read a different file.
+    ``ValueError`` names the file for a value a setting refuses."""
+    mine = {*own.get("AICISettings", {}), *own.get(type(settings).__name__, {})}
+    for name, value in shared_settings().items():
+        if name in mine or not settings.has_trait(name):
+            continue
+        try:
+            setattr(settings, name, value)
+        except Exception as exc:  # noqa: BLE001 -- a TraitError, said as one line with the file
+            raise ValueError(f"{SHARED_FILE}.py: {str(exc).splitlines()[0]}") from None

@@ -102,7 +102,7 @@ class RunApp(JupyterApp):
 
     @default("config_file_name")
     def _default_config_file_name(self) -> str:
-        # The command line's own file: ~/.jupyter/jupyter_ai_ci_config.py (or --config FILE).
+        # One file for every driver: ~/.jupyter/jupyter_ai_ci_config.py (config.apply_shared), or --config FILE.
         return "jupyter_ai_ci_config"
 
     @default("gateway_url")

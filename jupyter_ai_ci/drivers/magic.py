@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.config import AICISettings, apply_shared
 from IPython.core.display_functions import display
 
 from jupyter_ai_ci.core.usage import render
@@ -90,6 +90,10 @@ class MagicDriver:
     ``settings`` is that instance, read at each call, so ``%config`` applies at once."""
 
     def __init__(self, settings: AICISettings, shell: Any) -> None:
+        try:  # jupyter_ai_ci_config.py, under ipython_config.py and %config
+            apply_shared(settings, getattr(shell, "config", {}))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         self.settings = settings
         self.shell = shell
         self.session = Session(settings)  # conversation, usage, model clients: see run/session.py

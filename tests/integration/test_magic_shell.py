@@ -181,3 +181,29 @@ def test_a_run_that_ends_in_an_error_still_counts_the_calls_it_made(
     ip.run_line_magic("ask_usage", "")
     session = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("session")]
     assert session and session[0].split()[1:4] == ["1", "300", "20"], session
+
+
+def test_the_shared_config_file_reaches_the_magic_under_its_own_config(
+        ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by a newcomer: the docs said c.AICISettings reached every driver; `jupyter ai-ci run`
+    # read jupyter_ai_ci_config.py, the magic only ipython_config.py.
+    folder = tmp_path / "jupyter-config"
+    folder.mkdir()
+    (folder / "jupyter_ai_ci_config.py").write_text(
+        "c.AICISettings.retries = 0\nc.AICISettings.model = 'shared-model'\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(folder))
+    ip.run_line_magic("config", "AskMagics.model = 'mine'")  # the magic's own config wins
+    model_server.script(py("x = 1/0"), py("x = 1"))
+    result = ip.run_cell("%%ask\nset x", store_history=True)
+    assert isinstance(result.error_in_exec, RetriesExhausted) and result.error_in_exec.attempts == 1
+    assert [r["model"] for r in model_server.requests] == ["mine"]
+
+
+def test_a_bad_value_in_the_shared_config_file_is_one_line(
+        ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "jupyter_ai_ci_config.py").write_text("c.AICISettings.retries = -1\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    result = ip.run_cell("%%ask\nset x", store_history=True)
+    error = result.error_in_exec
+    assert type(error).__name__ == "UsageError" and str(error).startswith("jupyter_ai_ci_config.py: "), error
+    assert model_server.requests == []

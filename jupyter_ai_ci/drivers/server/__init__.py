@@ -37,10 +37,14 @@ def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> 
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    from jupyter_ai_ci.config import AICISettings
+    from jupyter_ai_ci.config import AICISettings, apply_shared
     from jupyter_ai_ci.drivers.server.handlers import setup_handlers
 
     settings = AICISettings(parent=serverapp)
+    try:  # jupyter_ai_ci_config.py, under jupyter_server_config.py
+        apply_shared(settings, serverapp.config)
+    except ValueError as exc:
+        serverapp.log.error("jupyter_ai_ci: %s; that setting keeps its value", exc)
     if settings.keep_key_from_kernels:
         removed = keep_keys_from_kernels(settings, os.environ)
         if removed:
