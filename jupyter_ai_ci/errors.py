@@ -66,7 +66,9 @@ class RetriesExhausted(AICIError):
         why = " (the model sent back the code that had failed, so it stopped early)" if early_stop else ""
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(
-            f"gave up after {attempts} {plural}{why}; last error: {last_error}. " + GAVE_UP_ADVICE.format("--retries")
+            f"gave up after {attempts} {plural}{why}; last error: {last_error}. "
+            # Not "--retries" alone: the count may come from %config or a config file.
+            + GAVE_UP_ADVICE.format("--retries (or AICISettings.retries)")
         )
 
 

@@ -201,7 +201,9 @@ class MagicDriver:
 
     def _finish(self, result: Result, reporter: PrintReporter | RichReporter) -> None:
         outcome = result.outcome
-        line = summarize(outcome, result.timings.total, result.replayed).line()
+        # The rich view's line sits right above the cell's error, which names the last one: not
+        # twice (found by a newcomer).  The terminal prints no such line for a failure.
+        line = summarize(outcome, result.timings.total, result.replayed).line(brief=isinstance(reporter, RichReporter))
         if result.held:  # its generated cells run the code; the notice said so
             if isinstance(reporter, RichReporter):
                 # The note becomes the line (shown under it as well, it was said twice).

@@ -51,8 +51,9 @@ class Summary:
     def ok(self) -> bool:
         return self.status in ("success", "answered", "not-run")
 
-    def what(self) -> str:
-        """The verdict without mark or figures: ``done in 2 attempts``."""
+    def what(self, brief: bool = False) -> str:
+        """The verdict without mark or figures: ``done in 2 attempts``.  ``brief``: without the
+        last error, for a line that sits right above the error itself."""
         n = self.attempts
         tries = f"{n} attempt{'' if n == 1 else 's'}"
         if self.status == "success":
@@ -64,7 +65,7 @@ class Summary:
         if self.status == "failed":
             why = " (the model sent back the code that had failed, so it stopped early)" if self.early_stop else ""
             last = self.error or "the model answered the traceback without code"
-            return f"gave up after {tries}{why}; last error: {last}"
+            return f"gave up after {tries}{why}" + ("" if brief else f"; last error: {last}")
         if self.status == "refused":
             return self.reason or "refused"  # it says by whom: "refused by policy: …", "not run: …"
         if self.status == "over-budget":
@@ -89,10 +90,10 @@ class Summary:
             parts.append(seconds_text(self.seconds))
         return parts
 
-    def line(self) -> str:
+    def line(self, brief: bool = False) -> str:
         """``✓ done in 2 attempts · 1.3k tokens · 3.4 s``"""
         mark = "✓" if self.ok and self.status != "not-run" else ("·" if self.ok else "✗")
-        return " · ".join([f"{mark} {self.what()}", *self.figures()])
+        return " · ".join([f"{mark} {self.what(brief)}", *self.figures()])
 
     def sentence(self) -> str:
         """The line as a sentence, for a chat message: ``Done in 2 attempts · 1.3k tokens.``"""

@@ -134,7 +134,8 @@ export type Entry =
       id: string;
       code: string;
       reason: string;
-      decision?: 'approved' | 'rejected';
+      /** ``ended``: the run ended (Stop, an error) before anyone answered. */
+      decision?: 'approved' | 'rejected' | 'ended';
     };
 
 /** The notebook a request works on, as the model sees it (no DOM). */

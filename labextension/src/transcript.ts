@@ -100,6 +100,9 @@ export function finish(
   for (const entry of entries) {
     if (entry.kind === 'code' && entry.status === 'running') {
       entry.status = 'stopped'; // its run ended before the cell did
+    } else if (entry.kind === 'approval' && !entry.decision) {
+      // Stopped while it waited: its buttons answered nothing yet said "approved" (found by hand).
+      entry.decision = 'ended';
     }
   }
   const text = typeof message === 'string' ? message : String(message ?? '');

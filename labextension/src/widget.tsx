@@ -183,7 +183,9 @@ function EntryView(props: {
           <div className="jp-aici-reason">{e.reason}</div>
           <CodeBlock code={e.code} highlight={props.renderers.highlight} />
           {e.decision ? (
-            <div className="jp-aici-decision">{e.decision}</div>
+            <div className="jp-aici-decision">
+              {e.decision === 'ended' ? 'not answered: the run ended first, nothing ran' : e.decision}
+            </div>
           ) : (
             <div>
               <button className="jp-Button jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>

@@ -187,3 +187,12 @@ def test_a_rejected_approval_ends_in_one_warning_line(page: Any, lab: dict[str, 
     wait_idle(page)
     assert "approved" in panel.locator(".jp-aici-approval").nth(1).inner_text()
     assert "second ran" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
+    # Stopped while it waits: its buttons go (they said "approved" and ran nothing; found by hand).
+    model.script(Reply("```python\nimport os\nos.remove('kept.txt')\n```"))
+    send(page, "delete kept.txt")
+    waiting = panel.locator(".jp-aici-approval").nth(2)
+    waiting.locator("button", has_text="Approve").wait_for()
+    panel.locator(".jp-aici-stop").click()
+    panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
+    assert waiting.locator("button.jp-mod-accept, button.jp-mod-reject").count() == 0  # Copy stays
+    assert "not answered: the run ended first" in waiting.inner_text()

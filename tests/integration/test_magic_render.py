@@ -157,6 +157,16 @@ def test_a_failed_attempt_shows_its_traceback_and_what_went_back(
     assert "aici-ask-answer" not in html  # a request to do something: the cell is the answer
 
 
+def test_giving_up_names_the_last_error_once(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # Found by a newcomer: the folded line and the error right under it said the same sentence.
+    model_server.script("```python\nsales['zz']\n```", "```python\nsales['zz'] + 1\n```")
+    run = run_cell(kernel, "%%ask --retries 1\nshow zz")
+    content = run.reply["content"]
+    assert run.status == "error" and content["ename"] == "RetriesExhausted" and "KeyError: 'zz'" in content["evalue"]
+    head = run.shown.splitlines()[0]
+    assert head.startswith("✗ gave up after 2 attempts · ") and "last error" not in head, head
+
+
 def test_the_models_html_is_shown_as_text_never_run(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
     # Data in the notebook can steer the model: its text must not become markup in a trusted output.
     model_server.script('<img src=x onerror="alert(1)"><script>alert(2)</script> '
