@@ -60,9 +60,11 @@ class LocalKernel:
         client = None
         try:
             try:
-                # Looked up first: a missing one, found by start_kernel, was logged with a
-                # 20-line traceback above our one line (found by a newcomer).
-                manager.kernel_spec_manager.get_kernel_spec(kernel_name)
+                # Looked up first, quietly: a missing one, found by start_kernel, was logged with
+                # a 20-line traceback above our one line (found by a newcomer), and
+                # get_kernel_spec logs a warning of its own in older jupyter_client.
+                if kernel_name.lower() not in {k.lower() for k in manager.kernel_spec_manager.find_kernel_specs()}:
+                    raise NoSuchKernel(kernel_name)
                 await manager.start_kernel(cwd=cwd, env=full)
             except NoSuchKernel:
                 raise KernelError(f"no kernel named {kernel_name!r}: see `jupyter kernelspec list`") from None
