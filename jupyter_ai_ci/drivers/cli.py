@@ -13,6 +13,7 @@ import asyncio
 import difflib
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,6 +45,12 @@ class BadOption(Exception):
     pass
 
 
+def _unknown(name: str, options: Iterable[Any]) -> str:
+    """``unknown option --retires (did you mean --retries?)``: the closest of ``options``."""
+    close = difflib.get_close_matches(name, [k for k in options if isinstance(k, str) and len(k) > 1], n=1)
+    return f"unknown option --{name}" + (f" (did you mean --{close[0]}?)" if close else "")
+
+
 class _Parser(_KVArgParser):
     def error(self, message: str) -> NoReturn:  # argparse printed its whole usage above the line
         raise BadOption(message.removeprefix("argument "))
@@ -55,13 +62,7 @@ class _StrictLoader(KVArgParseConfigLoader):
     parser_class = _Parser
 
     def _handle_unrecognized_alias(self, arg: str) -> None:
-        name = arg.replace("_", "-")
-        close = difflib.get_close_matches(name, self.aliases_and_flags, n=1)
-        raise BadOption(f"unknown option --{name}" + (f" (did you mean --{close[0]}?)" if close else ""))
-
-    @property
-    def aliases_and_flags(self) -> list[str]:
-        return [str(k) for k in (*self.aliases, *self.flags) if isinstance(k, str) and len(k) > 1]
+        raise BadOption(_unknown(arg.replace("_", "-"), (*self.aliases, *self.flags)))
 
 
 class RunApp(JupyterApp):
@@ -153,7 +154,7 @@ class RunApp(JupyterApp):
     def _worded(self, message: str) -> str:
         """argparse's words for a flag without its value, in ours: an unknown `--regenrate` is
         taken for an option that needs a value, and `--retries` shows as its config name."""
-        name, sep, rest = message.partition(": ")
+        name, _, rest = message.partition(": ")
         if rest != "expected one argument" or not name.startswith("--"):
             return message
         targets = {target: alias for alias, target in self.aliases.items() if isinstance(alias, str)}
@@ -161,8 +162,7 @@ class RunApp(JupyterApp):
             return f"--{targets[name[2:]]} needs a value"
         if name[2:] in self.aliases:
             return f"{name} needs a value"
-        close = difflib.get_close_matches(name[2:], [str(k) for k in (*self.aliases, *self.flags) if len(k) > 1], n=1)
-        return f"unknown option {name}" + (f" (did you mean --{close[0]}?)" if close else "")
+        return _unknown(name[2:], (*self.aliases, *self.flags))
 
     def fail(self, code: int, message: str) -> NoReturn:
         print(f"jupyter ai-ci: {message}", file=sys.stderr)

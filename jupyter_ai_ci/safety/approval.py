@@ -17,8 +17,8 @@ from typing import Any
 
 from jupyter_ai_ci.events import Approval, AskApproval
 
-NO_STDIN = ("needs approval, but nobody can be asked here (this frontend has no stdin); "
-            "use --yes, the allow list, or %config AskMagics.policy = 'auto'")
+_NOBODY = "needs approval, but nobody can be asked here (this frontend has no stdin)"
+NO_STDIN = f"{_NOBODY}; use --yes, the allow list, or %config AskMagics.policy = 'auto'"
 
 
 def nobody_to_ask(request: AskApproval) -> str:
@@ -26,8 +26,7 @@ def nobody_to_ask(request: AskApproval) -> str:
     "set the policy to 'auto'" was no way out (found by a newcomer who had)."""
     if request.kind != "install":
         return NO_STDIN
-    return (f"needs approval, but nobody can be asked here (this frontend has no stdin); use --yes, "
-            f"or allow the package: %config AskMagics.allow = ['pip:{request.package}']")
+    return f"{_NOBODY}; use --yes, or allow the package: %config AskMagics.allow = ['pip:{request.package}']"
 
 
 class GrantAll:
