@@ -231,14 +231,8 @@ class PanelTarget implements IRunTarget {
     const model = this.panel.isDisposed ? null : this.panel.content.model;
     const doomed = new Set(this._attemptCells);
     this._attemptCells = [];
-    if (!model) {
-      return;
-    }
-    const shared = model.sharedModel;
-    for (let i = shared.cells.length - 1; i >= 0; i--) {
-      if (doomed.has(shared.cells[i].getId())) {
-        shared.deleteCell(i);
-      }
+    if (model) {
+      deleteCells(model.sharedModel, cell => doomed.has(cell.getId()));
     }
   }
 
@@ -271,16 +265,10 @@ class PanelTarget implements IRunTarget {
     }
     // Only generated cells: ids from the transcript must never take a user's own cell.
     const doomed = new Set(cellIds);
-    const shared = model.sharedModel;
-    let gone = 0;
-    for (let i = shared.cells.length - 1; i >= 0; i--) {
-      const cell = shared.cells[i];
-      if (doomed.has(cell.getId()) && cell.getMetadata(METADATA_KEY) !== undefined) {
-        shared.deleteCell(i);
-        gone++;
-      }
-    }
-    return gone;
+    return deleteCells(
+      model.sharedModel,
+      cell => doomed.has(cell.getId()) && cell.getMetadata(METADATA_KEY) !== undefined
+    );
   }
 
   /** Interrupt the kernel if a cell of this run is running (an idle kernel is left alone). */
@@ -300,6 +288,20 @@ class PanelTarget implements IRunTarget {
 }
 
 /** The index of the cell with ``cellId`` in ``panel``, or -1. */
+type SharedNotebook = NonNullable<NotebookPanel['content']['model']>['sharedModel'];
+
+/** Delete the cells ``doomed`` picks, last first (indices stay valid); how many went. */
+function deleteCells(shared: SharedNotebook, doomed: (cell: SharedNotebook['cells'][number]) => boolean): number {
+  let gone = 0;
+  for (let i = shared.cells.length - 1; i >= 0; i--) {
+    if (doomed(shared.cells[i])) {
+      shared.deleteCell(i);
+      gone++;
+    }
+  }
+  return gone;
+}
+
 function indexOf(panel: NotebookPanel, cellId: string): number {
   return panel.content.widgets.findIndex(w => w.model.id === cellId);
 }

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.server.protocol import session_usage
 from jupyter_ai_ci.run.session import Session
 
 MAX_NOTEBOOKS = 200
@@ -93,10 +94,7 @@ class Chats:
         """The session's usage for the panel's footer (a reloaded page after New chat had no run
         to read it from, and the footer vanished); None before the first request."""
         chat = self._chats.get(path)
-        if chat is None:
-            return None
-        requests, prompt, completion = chat.session.usage.total()
-        return {"requests": requests, "prompt": prompt, "completion": completion}
+        return session_usage(chat.session) if chat is not None else None
 
     def forget(self, path: str) -> None:
         """"New chat": the transcript and the earlier exchanges go; usage stays counted."""

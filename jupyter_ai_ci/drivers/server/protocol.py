@@ -136,10 +136,15 @@ def summary(outcome: Outcome) -> str:
     return " ".join(filter(None, (facts.sentence(), facts.advice("AICISettings.retries"))))
 
 
+def session_usage(session: Session) -> dict[str, int]:
+    """The panel session's usage, as its footer reads it (every message that carries it)."""
+    requests, prompt, completion = session.usage.total()
+    return {"requests": requests, "prompt": prompt, "completion": completion}
+
+
 def done_message(result: Result, cells: list[str], session: Session) -> dict[str, Any]:
     """The run's last message: its outcome, this request's tokens and the panel session's."""
     outcome = result.outcome
-    requests, prompt, completion = session.usage.total()
     return {
         "type": "done",
         "status": outcome.status,
@@ -149,7 +154,7 @@ def done_message(result: Result, cells: list[str], session: Session) -> dict[str
         "cells": cells,
         "replayed": result.replayed,
         "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
-        "session": {"requests": requests, "prompt": prompt, "completion": completion},
+        "session": session_usage(session),
     }
 
 

@@ -24,6 +24,7 @@ from jupyter_ai_ci.drivers.server.protocol import (
     done_message,
     notebook_folder,
     sentence,
+    session_usage,
 )
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import Approval, AskApproval
@@ -100,8 +101,7 @@ class SidebarRun:
     def _usage(self) -> dict[str, Any]:
         if self.session is None:
             return {}
-        requests, prompt, completion = self.session.usage.total()
-        return {"session": {"requests": requests, "prompt": prompt, "completion": completion}}
+        return {"session": session_usage(self.session)}
 
     async def _run(self, raw: dict[str, Any]) -> None:
         msg = AskMessage.parse(raw, self.chats.settings.offered_models())
