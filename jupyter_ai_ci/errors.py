@@ -72,6 +72,10 @@ class RetriesExhausted(AICIError):
         )
 
 
+class NotAnswered(AICIError):
+    """A question about data the model would not answer with code (core/loop.py)."""
+
+
 class KernelError(AICIError):
     """The kernel could not be started, reached, or kept alive (command line, bench)."""
 

@@ -275,6 +275,7 @@ class Outcome:
     messages: tuple[Message, ...] = ()  # the whole conversation, for follow-ups
     reason: str = ""  # for "refused" and "over-budget": one line that says why
     unanswered: bool = False  # an answer in words was wanted, and the model could not give it
+    unchecked: tuple[str, ...] = ()  # numbers of the answer in words that no output showed
 
     @property
     def last_error(self) -> ErrorInfo | None:

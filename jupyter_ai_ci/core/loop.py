@@ -13,15 +13,16 @@ asyncio), and the unit tests (driven by a list of canned results).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Generator, Sequence
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.answer import prose, wants_answer
-from jupyter_ai_ci.core.attempt import NOT_PARSED, install, run_attempt
+from jupyter_ai_ci.core.attempt import install, run_attempt
+from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
+from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
+from jupyter_ai_ci.core.imports import missing_import, with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
-from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import (
     NO_ANSWER,
     Action,
@@ -30,7 +31,6 @@ from jupyter_ai_ci.events import (
     Cell,
     ErrorInfo,
     ExecutionResult,
-    FailureNotes,
     LoopGen,
     Message,
     ModelReply,
@@ -39,80 +39,12 @@ from jupyter_ai_ci.events import (
     Usage,
 )
 from jupyter_ai_ci.safety import policy
-from jupyter_ai_ci.safety.astutil import parse_cell
 from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
 
-def describe_result(result: ExecutionResult, limit: int) -> str:
-    """The text the model is told about one block's outputs."""
-    parts = []
-    if result.output:
-        parts.append(result.output.rstrip("\n"))
-    parts.extend(f"[displayed {d}]" for d in result.displays)
-    if result.result is not None:
-        parts.append(f"Out: {result.result}")
-    return head_tail("\n".join(parts), limit) if parts else prompts.NO_OUTPUT
-
-
-def _notes(notes: FailureNotes | None) -> str:
-    if not notes:
-        return ""
-    text = ""
-    if notes.hints:
-        text += prompts.FIX_HINTS.format(hints="\n".join(f"- {h}" for h in notes.hints))
-    if notes.variables:
-        text += prompts.FIX_VARIABLES.format(variables="\n".join(notes.variables))
-    return text
-
-
-def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
-                settings: LoopSettings, notes: FailureNotes | None = None, same_error: bool = False) -> str:
-    failed = results[-1]
-    error = failed.error
-    assert error is not None
-    if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
-        headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
-        if len(code) > 1:
-            headline += f" Block {len(results)} of {len(code)} does not parse; no block was run."
-    else:
-        headline = f"The code you wrote raised {error.one_line()}."
-        if len(code) > 1:
-            headline += (f" Block {len(results)} of {len(code)} failed; the blocks before it ran, "
-                         "and their changes were undone.")
-    output = head_tail(failed.output, settings.max_output_chars)
-    return prompts.FIX.format(
-        failed=headline,
-        output=prompts.FIX_OUTPUT.format(output=output) if output.strip() else "",
-        traceback=head_tail(fold(error.traceback), settings.max_traceback_chars),
-        notes=_notes(notes),
-        same=prompts.SAME_ERROR if same_error else "",
-    )
-
-
-def restart_note(attempt: Attempt) -> str:
-    """What a request asked anew from the start is told of the attempt that failed (a fix with
-    ``fix_from_start``, or after a fix that was the failed code again): the error, its line and
-    the hints, not the code (see ``prompts.RESTART``)."""
-    error = attempt.error
-    assert error is not None
-    block = attempt.code[len(attempt.results) - 1].splitlines()
-    line = block[error.lineno - 1].strip() if error.lineno and 0 < error.lineno <= len(block) else ""
-    hints = "".join(f"\n- {h}" for h in attempt.notes.hints) if attempt.notes else ""
-    return prompts.RESTART.format(error=f"{error.ename}: {error.evalue}", line=line[:200] or "?",
-                                  hints=f"\nHints:{hints}" if hints else "")
-
-
-def code_key(code: Sequence[str]) -> tuple[str, ...]:
-    """What makes two replies' code the same: the syntax tree where it parses (comments,
-    spacing and blank lines do not count), else the lines without their spacing."""
-    key = []
-    for block in code:
-        try:
-            key.append(ast.dump(parse_cell(block)))  # the tree the attempt's scan parsed (kept)
-        except (SyntaxError, ValueError):
-            key.append("\n".join(line.strip() for line in block.splitlines() if line.strip()))
-    return tuple(key)
+NOT_ANSWERED = ("not answered: the model gave no code for a question about data ({times}), so no result "
+                "was computed and its words are not shown as fact — ask again, or say which data to use")
 
 
 def agent_loop(
@@ -133,7 +65,7 @@ def agent_loop(
     installed: set[str] = set()
 
     def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "",
-                unanswered: bool = False) -> Outcome:
+                unanswered: bool = False, unchecked: tuple[str, ...] = ()) -> Outcome:
         return Outcome(
             status=status,
             cells=tuple(cells),
@@ -145,7 +77,14 @@ def agent_loop(
             messages=tuple(messages),
             reason=reason,
             unanswered=unanswered,
+            unchecked=unchecked,
         )
+
+    def grounded(answer: str) -> Outcome:
+        """Success, with the answer's numbers that no output showed flagged under it."""
+        shown = [request, context, *(c.result.output for c in cells), *(c.result.result or "" for c in cells)]
+        unchecked = unsupported_numbers(answer, shown)
+        return outcome("success", answer=flagged(answer, unchecked), unchecked=unchecked)
 
     def over_budget() -> str:
         if not settings.token_budget:
@@ -194,14 +133,31 @@ def agent_loop(
         rerun = False
         failed_code: set[tuple[str, ...]] = set()  # the code of this step's failed attempts
         repeated = False  # the model was asked again after sending back failed code
+        imports: list[str] = []  # conventional imports the loop added (core/imports.py)
         while True:
-            code = python_blocks(reply.text)
+            code = with_imports(python_blocks(reply.text), imports)
             others = sorted({b.language for b in extract_code_blocks(reply.text)
                              if b.language and not b.is_python})
             if others and not rerun:
                 yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
                              step=step)
             again, rerun = rerun, False  # again: the same code after an install, on purpose
+            if not code and step == 1 and settings.needs_code and previous is None:
+                # A question about data answered in words: its numbers come from nowhere.  Asked
+                # for code like a fix (bounded by the retries); still none, the run is not answered.
+                if fixes >= settings.retries:
+                    yield Notice("no-code", "the model answered without code again", step=step)
+                    return outcome("failed", answer=reply.text, reason=NOT_ANSWERED.format(
+                        times="asked once" if not fixes else f"asked {fixes + 1} times"))
+                fixes += 1
+                left = settings.retries - fixes + 1
+                yield Notice("no-code", "the model answered a question about data without code — asking it "
+                             f"for code ({left} {'try' if left == 1 else 'tries'} left)", step=step)
+                asked = yield from ask(prompts.NEED_CODE)
+                if isinstance(asked, str):
+                    return outcome("over-budget", reason=asked)
+                reply = asked
+                continue
             if not code:
                 if fixes:
                     # The model answered a traceback with prose: the step failed.
@@ -209,7 +165,7 @@ def agent_loop(
                 if step == 1:
                     yield Notice("no-code", "the model answered without code", step=step)
                     return outcome("answered", answer=reply.text)
-                return outcome("success", answer=reply.text)
+                return grounded(reply.text)  # a later step's conclusion, after seeing the output
             if not settings.run:
                 cells.extend(Cell(c, step, ExecutionResult()) for c in code)
                 return outcome("not-run", answer=reply.text)
@@ -250,6 +206,14 @@ def agent_loop(
             error = attempt.error
             assert error is not None
             failed_code.add(key if key is not None else code_key(code))
+            line = missing_import(error, code)
+            if line and line not in imports:
+                # No model call for one line: the import goes on top and the attempt runs again.
+                imports.append(line)
+                yield Notice("install", f"attempt {number} failed: {error.one_line()} — added `{line}` "
+                             "and running it again (no model call)", attempt=number, step=step)
+                rerun = True
+                continue
             missing = policy.missing_module(error)
             if settings.install_missing and missing and missing.package not in installed:
                 installed.add(missing.package)
@@ -297,4 +261,4 @@ def agent_loop(
         requests -= 1
         del messages[-2:]
         return outcome("success", unanswered=True)
-    return outcome("success", answer=prose(answer.text))
+    return grounded(prose(answer.text))

@@ -98,4 +98,10 @@ The code ran without error. Its output:
 Now answer the request in words, from this output: one to three sentences that \
 give the result with the numbers it shows. No code."""
 
+# A question about data answered in prose, with no code: its numbers would be made up.
+NEED_CODE = """\
+That answer has no code, so nothing checked it. This request is about data: write Python \
+in ```python blocks that computes the answer from the data and prints it. Do not state a \
+result you have not computed."""
+
 NO_OUTPUT = "(no output)"

@@ -31,3 +31,6 @@ class LoopSettings:
     # A failed attempt in the first step is fixed by asking the request anew, the failure said in
     # words, instead of in the conversation that shows the failed code (a small model copies it).
     fix_from_start: bool = False
+    # The request is about data (it names a data file or a variable, or asks for a number, a
+    # table or a test): an answer in words with no code is no answer (core/datarequest.py).
+    needs_code: bool = False

@@ -21,7 +21,7 @@ from IPython.core.display_functions import display
 
 from jupyter_ai_ci.core.usage import render
 from jupyter_ai_ci.drivers.magic_view import RichReporter
-from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, PolicyRefused, RetriesExhausted, UsageProblem
+from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, NotAnswered, PolicyRefused, RetriesExhausted, UsageProblem
 from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
 from jupyter_ai_ci.notebook import once
@@ -228,6 +228,8 @@ class MagicDriver:
         if outcome.status == "over-budget":
             raise BudgetExceeded(f"{outcome.reason}; raise %config AskMagics.max_tokens_per_request "
                                  "/ max_tokens_per_session")
+        if outcome.status == "failed" and outcome.reason:
+            raise NotAnswered(outcome.reason)
         if outcome.status == "failed":
             error = outcome.last_error
             n = len(outcome.attempts)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.context.privacy import MaskingClient, mask_messages, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
+from jupyter_ai_ci.core.datarequest import about_data
 from jupyter_ai_ci.core.loop import agent_loop
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.usage import Entry
@@ -164,6 +165,8 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate else record
+        # A question about data must be answered by code that ran, whatever the driver.
+        self.settings = replace(self.settings, needs_code=about_data(self.request, snapshot.named))
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

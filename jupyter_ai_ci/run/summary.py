@@ -42,6 +42,7 @@ class Summary:
     reason: str  # why a refused or over-budget run stopped
     answered: bool  # the run ends with an answer in words
     unanswered: bool = False  # one was wanted and the model failed to give it (the code ran)
+    unchecked: int = 0  # numbers in the answer in words that no output showed (core/grounding.py)
 
     @property
     def tokens(self) -> int:
@@ -62,6 +63,8 @@ class Summary:
             return "answered without code"
         if self.status == "not-run":
             return "not run (--no-run)"
+        if self.status == "failed" and self.reason:  # not answered: the reason says what to do
+            return self.reason
         if self.status == "failed":
             why = " (the model sent back the code that had failed, so it stopped early)" if self.early_stop else ""
             last = self.error or "the model answered the traceback without code"
@@ -75,12 +78,15 @@ class Summary:
     def missing(self) -> str:
         """`` (no answer in words)`` when one was wanted and failed: the magic's folded line and
         the command line's result line are all a user reads, and the note is inside."""
+        if self.unchecked:
+            n = self.unchecked
+            return f" ({n} number{'' if n == 1 else 's'} in the answer not in the output)"
         return " (no answer in words)" if self.unanswered else ""
 
     def advice(self, retries: str) -> str:
         """What to do next, after a run that gave up ("" after any other); ``retries``: how this
         driver's user raises them (--retries, AICISettings.retries)."""
-        return GAVE_UP_ADVICE.format(retries) if self.status == "failed" else ""
+        return GAVE_UP_ADVICE.format(retries) if self.status == "failed" and not self.reason else ""
 
     def figures(self) -> list[str]:
         """Tokens (or that no model was called) and time."""
@@ -93,6 +99,8 @@ class Summary:
     def line(self, brief: bool = False) -> str:
         """``✓ done in 2 attempts · 1.3k tokens · 3.4 s``"""
         mark = "✓" if self.ok and self.status != "not-run" else ("·" if self.ok else "✗")
+        if self.unchecked and self.ok:  # an answer with a number nothing showed is no plain ✓
+            mark = "⚠"
         return " · ".join([f"{mark} {self.what(brief)}", *self.figures()])
 
     def sentence(self) -> str:
@@ -116,4 +124,5 @@ def summarize(outcome: Outcome, seconds: float | None = None, replayed: bool = F
         reason=outcome.reason,
         answered=bool(outcome.answer.strip()) and outcome.status in ("success", "answered"),
         unanswered=outcome.unanswered,
+        unchecked=len(outcome.unchecked),
     )

@@ -42,7 +42,7 @@ def test_show_context_prints_what_would_be_sent_and_sends_nothing(
     tokens = int(header.split("context: ")[1].split(" of ")[0])
     assert 0 < tokens <= 3000
     # What --show-context printed is what the next request sends.
-    model_server.script("fine")
+    model_server.script("```python\nregions = 1\n```")  # code: a request about data needs some
     run(ip, "%ask revenue per region")
     sent = "".join(f"── {m['role']} ──\n{m['content']}\n" for m in model_server.requests[-1]["messages"])
     assert sent.strip() == out.split("\n", 1)[1].strip()
@@ -137,7 +137,7 @@ def test_a_kernel_without_pandas_is_told_to_import_it_and_a_hostile_pd_costs_not
         ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "sales.csv").write_text("region,units\nnorth,3\nsouth,4\n")
     monkeypatch.chdir(tmp_path)
-    model_server.script("ok", "ok", "ok")
+    model_server.script(*["```python\nunits_seen = 1\n```"] * 3)  # code: a request about data needs some
     run(ip, "%ask total units")
     assert "starts with `import pandas as pd`" in sent_context(model_server)
     # A pd that is not pandas, and whose attributes raise: still told, and the request goes out.

@@ -72,11 +72,11 @@ def test_rich_outputs_are_shown_and_described(kernel: Any, model_server: Scripte
 
 
 def test_question_mark_line_is_a_request(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
-    model_server.script("Three rows.")
-    run = run_cell(kernel, "%ask how many rows does sales have?")
+    model_server.script("A kernel runs your code.")
+    run = run_cell(kernel, "%ask what is a kernel?")
     assert run.status == "ok"
-    assert "how many rows does sales have?" in model_server.request_texts()[0]
-    assert "Three rows." in run.shown
+    assert "what is a kernel?" in model_server.request_texts()[0]
+    assert "A kernel runs your code." in run.shown
 
 
 def test_model_error_is_one_line(kernel: Any, model_server: ScriptedOpenAIServer) -> None:

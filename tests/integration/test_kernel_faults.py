@@ -132,9 +132,18 @@ def test_malformed_reply(kernel: KernelSession, server: ScriptedOpenAIServer) ->
 
 
 def test_reply_without_code(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
-    server.script("The sum of data is 6; no code needed.")
-    run = kernel.run("%%ask\nwhat is the sum?")
+    server.script("A sum adds the values up; no code needed.")
+    run = kernel.run("%%ask\nwhat is a sum, in words?")
     assert run.status == "ok" and "answered without code" in run.shown and not run.payloads
+
+
+def test_a_data_question_answered_without_code_is_not_answered(kernel: KernelSession,
+                                                                server: ScriptedOpenAIServer) -> None:
+    server.script("The sum of data is 6.", "It is 6.", "6.")
+    run = kernel.run("%%ask\nwhat is the sum of data?")
+    one_line(run, "NotAnswered")
+    assert "asked 3 times" in run.evalue and "✓" not in run.shown and not run.payloads
+    assert len(server.requests) == 3 and kernel.value("result") == "'before'"
 
 
 def test_failed_code_sent_back_stops_early(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:

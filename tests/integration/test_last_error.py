@@ -51,7 +51,7 @@ def test_fix_the_cell_above_gets_the_traceback_and_the_failing_line(
         < context.index("### The last error")
     assert ip.user_ns["total"] == 3.0
     # Told once unprompted: the next request, after the %%ask that saw it, goes without.
-    model_server.script("ok")
+    model_server.script("```python\nmean = sales['revenue'].mean()\n```")
     run(ip, "%%ask\nnow the mean revenue")
     assert "The last error" not in sent_context(model_server)
     model_server.script("ok")

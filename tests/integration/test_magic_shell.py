@@ -61,11 +61,11 @@ def test_no_run_inserts_without_executing(ip: Any, model_server: ScriptedOpenAIS
 
 def test_line_magic_model_option_and_prose_answer(ip: Any, model_server: ScriptedOpenAIServer,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    model_server.script("It has three rows.")
-    assert ip.run_cell("%ask --model tiny-model how many rows?").success
+    model_server.script("A table with labelled columns.")
+    assert ip.run_cell("%ask --model tiny-model what is a DataFrame?").success
     assert model_server.requests[0]["model"] == "tiny-model"
-    assert "how many rows?" in model_server.request_texts()[0]
-    assert "It has three rows." in capsys.readouterr().out
+    assert "what is a DataFrame?" in model_server.request_texts()[0]
+    assert "A table with labelled columns." in capsys.readouterr().out
 
 
 def test_the_request_is_the_rest_of_the_line_as_typed(ip: Any, model_server: ScriptedOpenAIServer,

@@ -180,11 +180,11 @@ def test_later_blocks_do_not_run_after_a_failure() -> None:
 
 
 def test_steps_feed_outputs_back_until_prose() -> None:
-    outcome, model, ex = run([block("step1"), block("step2"), "All done: the answer is 42."],
+    outcome, model, ex = run([block("step1"), block("step2 = 42"), "All done: the answer is 42."],
                              fails_on("never"), steps=5)
     assert outcome.status == "success"
     assert [c.step for c in outcome.cells] == [1, 2]
-    assert outcome.answer == "All done: the answer is 42."
+    assert outcome.answer == "All done: the answer is 42."  # the output showed it: not flagged
     assert "ran step1" in model.requests[1][-1].content
     assert len(model.requests) == 3
 

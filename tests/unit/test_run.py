@@ -42,15 +42,16 @@ def session(*replies: str, **settings: object) -> tuple[Session, ScriptedClient]
     return Session(AICISettings(**settings), (Endpoint("scripted", base_url="http://x/v1"), client)), client
 
 
-def snapshot(run: Run | None = None) -> Snapshot:
+def snapshot(run: Run | None = None, named: tuple[str, ...] = ("x: int = 1",)) -> Snapshot:
     """What the kernel would answer: here, the run's conversation fitted whole."""
     history = run.query().conversation if run is not None else ()
-    return Snapshot(Context("ctx", history, 1, 3000, "estimate"), ("x: int = 1",), (SECRET,))
+    return Snapshot(Context("ctx", history, 1, 3000, "estimate"), named, (SECRET,))
 
 
-def ask(s: Session, request: str, folder: Path | None, options: Options | None = None) -> Run:
+def ask(s: Session, request: str, folder: Path | None, options: Options | None = None,
+        named: tuple[str, ...] = ("x: int = 1",)) -> Run:
     run = Run(s, request, options or Options(), replay_dir=folder, source="test")
-    loop, model = run.start(snapshot(run))
+    loop, model = run.start(snapshot(run, named))
     run.finish(drive(loop, model, NamespaceExecutor()))
     return run
 
@@ -118,9 +119,9 @@ def test_usage_and_the_conversation_are_the_sessions(tmp_path: Path) -> None:
     s, client = session("```python\ny = 1 / 0\n```", "```python\ny = 2\n```", "All good.", "Fresh.")
     ask(s, "set y", None)
     assert s.usage.total()[0] == 2 and [m.role for m in s.conversation()] == ["user", "assistant"]
-    ask(s, "what is y?", None)
+    ask(s, "say hello?", None, named=())  # answered in words (a question about data would need code)
     assert client.requests[-1][1].content == "set y" and s.usage.total()[0] == 3
-    ask(s, "again", None, Options(new=True))  # --new / New chat: no earlier exchange sent
+    ask(s, "again", None, Options(new=True), named=())  # --new / New chat: no earlier exchange sent
     assert [m.role for m in client.requests[-1]] == ["system", "user"]
 
 

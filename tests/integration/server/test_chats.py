@@ -47,7 +47,7 @@ async def test_a_reloaded_panel_shows_and_continues_the_conversation(
     assert run["messages"][-1]["tokens"] == done["tokens"]
     assert await history(second, other["path"]) == []  # each notebook its own chat
 
-    second.write_message(json.dumps({**ask, "request": "now sum them"}))
+    second.write_message(json.dumps({**ask, "request": "now describe them in words"}))
     done = await until(second, "done", [])
     assert done["status"] == "answered"
     follow_up = model.requests[1]["messages"]
@@ -55,7 +55,7 @@ async def test_a_reloaded_panel_shows_and_continues_the_conversation(
     assert follow_up[2]["content"] == "```python\nprices = [3, 4]\n```"
     assert done["session"]["requests"] == 2  # the notebook's usage, across pages
     assert [r["request"] for r in await history(second, session["path"])] == [
-        "make a list of prices", "now sum them"]
+        "make a list of prices", "now describe them in words"]
 
     # "New chat": the transcript and the earlier exchanges go; the usage stays, and a reloaded
     # page gets it with the (empty) history: its footer vanished, with no run to read it from.

@@ -211,7 +211,7 @@ async def test_stop_cancels_a_run_waiting_for_the_notebook(jp_fetch: Any, jp_ws_
 async def test_a_follow_up_carries_the_earlier_exchange(jp_fetch: Any, jp_ws_fetch: Any,
                                                         model: ScriptedOpenAIServer) -> None:
     session = await open_notebook(jp_fetch)
-    model.script("```python\nprices = [3, 4]\n```", "Done: the total is 7.", "Fresh.")
+    model.script("```python\nprices = [3, 4]\n```", "Done: two prices, three and four.", "Fresh.")
     ws = await jp_ws_fetch("jupyter-ai-ci", "run")
     ask = {"type": "ask", "path": session["path"], "kernel_id": session["kernel"]["id"]}
     ws.write_message(json.dumps({**ask, "request": "make a list of prices"}))
@@ -219,16 +219,16 @@ async def test_a_follow_up_carries_the_earlier_exchange(jp_fetch: Any, jp_ws_fet
     ws.write_message(json.dumps({"type": "executed", "id": execute["id"], "status": "ok",
                                  "cell_id": "c1", "outputs": []}))
     assert (await until(ws, "done", []))["status"] == "success"
-    ws.write_message(json.dumps({**ask, "request": "now sum them"}))
+    ws.write_message(json.dumps({**ask, "request": "now describe them in words"}))
     done = await until(ws, "done", [])
-    assert done["status"] == "answered" and done["answer"] == "Done: the total is 7."
+    assert done["status"] == "answered" and done["answer"] == "Done: two prices, three and four."
     ws.write_message(json.dumps({**ask, "request": "unrelated", "new": True}))
     assert (await until(ws, "done", []))["status"] == "answered"
     follow_up = model.requests[1]["messages"]
     assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
     assert "make a list of prices" in follow_up[1]["content"]
     assert follow_up[2]["content"] == "```python\nprices = [3, 4]\n```"
-    assert "now sum them" in follow_up[3]["content"]
+    assert "now describe them in words" in follow_up[3]["content"]
     fresh = model.requests[2]["messages"]
     assert [m["role"] for m in fresh] == ["system", "user"]
     ws.close()
