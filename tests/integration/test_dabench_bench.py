@@ -79,8 +79,9 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
     assert len(one_shot) == 3 and all(len(m) == 2 for m in one_shot)
     assert one_shot[1][1]["content"].startswith("The highest score in each group.\n\nData file: scores.csv")
     assert "Constraints: Groups x and y." in one_shot[1][1]["content"]
-    assert "scores.csv" in bodies[0]["messages"][-1]["content"] and "score" in bodies[0]["messages"][-1]["content"]
-    assert "name,score" not in one_shot[0][1]["content"]
+    context = "columns: name: str, score: int64, group: str"  # the working folder's one table, described
+    assert context in bodies[0]["messages"][-1]["content"]
+    assert all(context not in m[1]["content"] and "Notebook context" not in m[1]["content"] for m in one_shot)
     assert (out / "work" / "q1" / "scores.csv").is_symlink()
     text = capsys.readouterr().out  # type: ignore[attr-defined]
     assert [line.split()[:5] for line in text.splitlines() if line.startswith(("loop", "one-shot"))] == [
