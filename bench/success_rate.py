@@ -179,6 +179,8 @@ def dabench_main(args: argparse.Namespace) -> int:
         raise SystemExit("success_rate: a PATH goes with --suite dabench: --suite dabench PATH")
     if args.scripted:
         raise SystemExit("success_rate: DABench needs a model: --model NAME (or --model local)")
+    if args.repeat != 1 or args.schedules:
+        raise SystemExit("success_rate: --repeat and --schedules are for the task suites, not --suite dabench")
     if args.sample < 0:
         raise SystemExit("success_rate: --sample takes a number of questions, 1 or more")
     questions = dabench.choose(dabench.load(args.path), args.tasks, args.sample, args.seed)

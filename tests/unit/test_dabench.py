@@ -122,3 +122,19 @@ def test_figures_by_question_by_sub_question_and_how_shown() -> None:
     assert "✓ done    wrong 1/3" in text and "no code   right 3/3" in text
     assert [line.split()[:5] for line in text.splitlines() if line.startswith(("loop", "one-shot"))] == [
         ["loop", "25.0%", "1/4", "42.9%", "3/7"], ["one-shot", "25.0%", "1/4", "57.1%", "4/7"]]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--model", "m", "--suite", "dabench"], "a PATH goes with --suite dabench"),
+    (["--model", "m", "DATA"], "a PATH goes with --suite dabench"),
+    (["--scripted", "--suite", "dabench", "DATA"], "DABench needs a model"),
+    (["--model", "m", "--suite", "dabench", "DATA", "--repeat", "3"], "--repeat and --schedules are for the task"),
+    (["--model", "m", "--suite", "dabench", "DATA", "--sample", "-1"], "--sample takes a number"),
+    (["--model", "m", "--suite", "dabench", "NOWHERE"], "NOWHERE lacks da-dev-questions.jsonl"),
+])
+def test_bad_command_lines_say_what_to_do(argv: list[str], says: str, tmp_path: Path) -> None:
+    from bench.success_rate import main
+
+    folder = write_folder(tmp_path / "d", [q(1)], [{"id": 1, "common_answers": [["v1", "1"]]}])
+    with pytest.raises(SystemExit, match=says):
+        main([str(folder) if a == "DATA" else str(tmp_path / a) if a == "NOWHERE" else a for a in argv])
