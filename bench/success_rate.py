@@ -5,8 +5,9 @@
     python bench/success_rate.py --model local          # the [local] extra's model, offline
     python bench/success_rate.py --model local:qwen2.5-coder-0.5b   # or local:PATH.gguf
     python bench/success_rate.py --model local --suite heldout       # questions never tuned on
+    python bench/success_rate.py --model local --suite dabench DATA --sample 10 --seed 1   # InfiAgent-DABench
 
-Writes success.json, success.png and prints a table (a progress bar on stderr
+Writes success.json, success.png (dabench.json for DABench) and prints a table (a progress bar on stderr
 while it runs).  See docs/headless.md.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -21,6 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.success import dabench, dabench_report  # noqa: E402
+from bench.success.dabench_run import QuestionRun, run_dabench  # noqa: E402
+from bench.success.dabench_run import as_records as dabench_records  # noqa: E402
 from bench.success.data import generate  # noqa: E402
 from bench.success.heldout import HELDOUT  # noqa: E402
 from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
@@ -60,9 +65,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
     mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
                       "'local' or 'local:NAME|PATH' for the managed local model")
-    p.add_argument("--suite", choices=("main", "heldout"), default="main",
-                   help="the task suite, or the held-out tasks prompts were never tuned on")
-    p.add_argument("--tasks", default="", help="comma-separated task ids or categories (default: all)")
+    p.add_argument("--suite", choices=("main", "heldout", "dabench"), default="main",
+                   help="the task suite, the held-out tasks prompts were never tuned on, or "
+                   "InfiAgent-DABench's questions (give their folder as PATH)")
+    p.add_argument("path", nargs="?", type=Path, metavar="PATH", help="--suite dabench: the folder holding "
+                   "da-dev-questions.jsonl, da-dev-labels.jsonl and da-dev-tables/")
+    p.add_argument("--sample", type=int, default=0, help="dabench: a fixed random sample of N questions")
+    p.add_argument("--seed", type=int, default=0, help="dabench: the sample's seed (default 0)")
+    p.add_argument("--answer", choices=("auto", "always", "never"), default="always",
+                   help="dabench: AICISettings.answer for the loop (default always: the benchmark grades "
+                   "a final response)")
+    p.add_argument("--tasks", default="", help="comma-separated task ids or categories (dabench: question "
+                   "ids; default: all)")
     p.add_argument("--schedules", default="", help="scripted: comma-separated (default: all)")
     p.add_argument("--retries", type=int, default=5, help="fix attempts after a failure (default 5)")
     p.add_argument("--repeat", type=int, default=1, help="real model: runs per task (default 1)")
@@ -109,6 +123,8 @@ def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelCl
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.suite == "dabench" or args.path is not None:
+        return dabench_main(args)
     tasks = select(args.tasks, HELDOUT if args.suite == "heldout" else TASKS)
     mode = "scripted" if args.scripted else args.model
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -154,6 +170,57 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(summary, group, max_attempts))
     print(f"\n{len(runs)} runs in {wall:.1f} s with {args.jobs} kernel(s); wrote {out}/success.json, success.png")
+    return 0
+
+
+def dabench_main(args: argparse.Namespace) -> int:
+    """InfiAgent-DABench: each question through the loop and as a one-shot baseline, same model."""
+    if args.suite != "dabench" or args.path is None:
+        raise SystemExit("success_rate: a PATH goes with --suite dabench: --suite dabench PATH")
+    if args.scripted:
+        raise SystemExit("success_rate: DABench needs a model: --model NAME (or --model local)")
+    if args.repeat != 1 or args.schedules:
+        raise SystemExit("success_rate: --repeat and --schedules are for the task suites, not --suite dabench")
+    if args.sample < 0:
+        raise SystemExit("success_rate: --sample takes a number of questions, 1 or more")
+    questions = dabench.choose(dabench.load(args.path), args.tasks, args.sample, args.seed)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or Path(__file__).parent / "results" / f"dabench-{args.model.replace('/', '_')}-{stamp}"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        endpoint, client, mode = real_model(args.model, args.request_timeout)
+    except AICIError as exc:
+        raise SystemExit(f"success_rate: {exc}") from None
+    fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
+    config = BenchConfig(data_dir=out / "work", retries=args.retries, jobs=args.jobs, endpoint=endpoint,
+                         client=client, fix_from_start=fix, gateway_url=args.gateway_url,
+                         gateway_token=args.gateway_token, timeout=args.timeout,
+                         log=out / "requests.jsonl" if args.log else None)
+    config.data_dir.mkdir(exist_ok=True)
+    started = time.perf_counter()
+
+    def progress(run: QuestionRun, done: int, total: int) -> None:
+        shown = ", ".join(f"{a.way} {a.status} {'right' if a.right else 'wrong'}" for a in run.ways)
+        print(f"[{done}/{total}] {time.perf_counter() - started:.0f}s  question {run.id}: {shown}",
+              file=sys.stderr, flush=True)
+
+    try:
+        runs = asyncio.run(run_dabench(questions, args.path, config, args.answer, progress))
+    except asyncio.CancelledError:
+        print("stopped (SIGTERM); nothing written", file=sys.stderr)
+        return 143
+    wall = time.perf_counter() - started
+    summary = dabench_report.summarize(runs)
+    meta = {"mode": mode, "suite": "dabench", "endpoint": endpoint.host if endpoint else "",
+            "questions": [q.id for q in questions], "sample": args.sample, "seed": args.seed,
+            "answer": args.answer, "fix_from_start": fix, "retries": args.retries, "jobs": args.jobs,
+            "wall_seconds": round(wall, 2), "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    (out / "dabench.json").write_text(json.dumps({"meta": meta, "summary": summary,
+                                                  "runs": dabench_records(runs)}, indent=2))
+    print(dabench_report.table(runs, summary))
+    sample = f"a sample of {args.sample}, seed {args.seed}" if args.sample else "by id" if args.tasks else "all"
+    print(f"\n{len(runs)} DABench questions ({sample}) in {wall:.1f} s with {args.jobs} kernel(s); "
+          f"wrote {out}/dabench.json")
     return 0
 
 

@@ -1,0 +1,177 @@
+"""Each DABench question twice with the same model: through the loop, and as a one-shot baseline.
+
+The loop is the run every driver uses (``Run`` + ``run_async``, as in ``harness.Worker``), with an
+answer in words at the end (``answer``, 'always' by default: the benchmark grades a final
+response).  What is graded is what a user is shown: the successful cells' printed output and
+values, then the answer in words (the last ``@name[value]`` of a name counts, so the final words
+win over a print).  The baseline is one request with a minimal system prompt and no notebook
+context; the code of its python blocks runs once, in order, in a fresh namespace, stopping at
+the first error; graded is the reply's text, then what the code printed.
+
+Both run in the same kernel, reset in between, with the working directory a folder of the run's
+own that holds only the question's table (a symbolic link, no copy): a notebook next to its
+data file, as DA-Agent gives its agent the one file's path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.headless import stop_on_sigterm
+from jupyter_ai_ci.errors import AICIError, KernelError
+from jupyter_ai_ci.events import ExecutionResult, Message
+from jupyter_ai_ci.model.client import OpenAIClient
+from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.run.flow import RemoteKernel, run_async
+from jupyter_ai_ci.run.request import Run
+from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.text import python_blocks
+
+from .dabench import TABLES, Question, grade
+from .harness import _RESET, BenchConfig, RecordingClient, Worker
+
+ONE_SHOT_SYSTEM = ("Write Python code that answers the question. Put it in one ```python block. "
+                   "The code must print the final answer in the format the question gives.")
+
+
+@dataclass
+class Answered:
+    """One way of answering one question, graded."""
+
+    way: str  # "loop" or "one-shot"
+    status: str  # loop: its outcome ("success" is shown ✓, "answered": words, no code); one-shot: ran/raised/no-code
+    correct: dict[str, bool]  # each sub-question's name -> right
+    response: str  # what was graded
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    seconds: float = 0.0  # wall time of this way, model and code included
+    error: str = ""
+
+    @property
+    def right(self) -> bool:
+        return bool(self.correct) and all(self.correct.values())
+
+
+@dataclass
+class QuestionRun:
+    id: int
+    level: str
+    file_name: str
+    ways: list[Answered] = field(default_factory=list)
+
+
+def _shown(result: ExecutionResult) -> str:
+    """What a cell shows as text: its printed output and its value."""
+    return "\n".join(part for part in (result.output, result.result or "") if part.strip())
+
+
+class DabenchWorker(Worker):
+    """A harness worker (its own kernel, the shared model) that answers DABench questions."""
+
+    def __init__(self, config: BenchConfig, data: Path, answer: str) -> None:
+        super().__init__(config)
+        self.data, self.answer = data, answer
+
+    async def _fresh(self, question: Question) -> None:
+        """A new notebook whose working directory holds the question's table, and nothing else."""
+        assert self.executor is not None
+        folder = self.config.data_dir / f"q{question.id}"
+        folder.mkdir(parents=True, exist_ok=True)
+        link = folder / question.file_name
+        if not link.exists():
+            link.symlink_to((self.data / TABLES / question.file_name).resolve())
+        await self.executor.run(_RESET + f"os.chdir({str(folder.resolve())!r})\n", store_history=False)
+
+    async def question(self, question: Question) -> QuestionRun:
+        out = QuestionRun(question.id, question.level, question.file_name)
+        for way in (self.loop, self.one_shot):
+            await self._fresh(question)
+            started = time.perf_counter()
+            try:
+                answered = await way(question)
+            except AICIError as exc:
+                if isinstance(exc, KernelError):
+                    await self._restart_kernel()
+                answered = Answered(way.__name__.replace("_", "-"), "error", grade("", question.labels), "",
+                                    error=f"{type(exc).__name__}: {exc}")
+            answered.seconds = round(time.perf_counter() - started, 3)
+            out.ways.append(answered)
+        return out
+
+    async def loop(self, question: Question) -> Answered:
+        assert self.executor is not None and self.model is not None
+        config, timings = self.config, Timings()
+        # As harness.Worker: 'auto' policy (nobody is there to approve), no replay, no installs.
+        settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer=self.answer,
+                                max_context_tokens=config.context_tokens, install_missing=False,
+                                fix_from_start=config.fix_from_start)
+        run = Run(Session(settings, self.model), question.request(), source="bench")
+        outcome = (await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None,
+                                   timings)).outcome
+        response = "\n".join([*(_shown(c.result) for c in outcome.cells), outcome.answer])
+        last = outcome.last_error
+        return Answered("loop", outcome.status, grade(response, question.labels), response,
+                        len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
+                        round(timings.model, 3),
+                        error=last.one_line() if last and outcome.status != "success" else "")
+
+    async def one_shot(self, question: Question) -> Answered:
+        assert self.executor is not None and self.model is not None
+        started = time.perf_counter()
+        reply = await self.model[1].acomplete(
+            [Message("system", ONE_SHOT_SYSTEM), Message("user", question.request())])
+        model_seconds = time.perf_counter() - started
+        blocks = python_blocks(reply.text)
+        shown, status, error = [reply.text], "no-code" if not blocks else "ran", ""
+        for code in blocks:
+            result = await self.executor.run(code, store_history=False)
+            shown.append(_shown(result))
+            if result.error is not None:
+                status, error = "raised", result.error.one_line()
+                break
+        response = "\n".join(shown)
+        return Answered("one-shot", status, grade(response, question.labels), response, 1,
+                        reply.usage.prompt_tokens, reply.usage.completion_tokens, round(model_seconds, 3),
+                        error=error)
+
+
+async def run_dabench(questions: Sequence[Question], data: Path, config: BenchConfig, answer: str = "always",
+                      progress: Callable[[QuestionRun, int, int], None] | None = None) -> list[QuestionRun]:
+    """Every question, loop then baseline, ``config.jobs`` kernels at a time; results in question order."""
+    assert config.endpoint is not None, "DABench needs a model: --model NAME"
+    stop_on_sigterm()
+    client = config.client or OpenAIClient(config.endpoint)
+    shared = (config.endpoint, RecordingClient(client, config.log) if config.log else client)
+    queue: asyncio.Queue[tuple[int, Question]] = asyncio.Queue()
+    for item in enumerate(questions):
+        queue.put_nowait(item)
+    results: dict[int, QuestionRun] = {}
+
+    async def work() -> None:
+        worker = DabenchWorker(config, data, answer)
+        try:
+            await worker.start(shared)
+            while not queue.empty():
+                index, question = queue.get_nowait()
+                if isinstance(shared[1], RecordingClient):
+                    shared[1].task = f"dabench-{question.id}"
+                results[index] = await worker.question(question)
+                if progress:
+                    progress(results[index], len(results), len(questions))
+        finally:
+            await worker.stop()
+
+    await asyncio.gather(*(work() for _ in range(min(config.jobs, len(questions)))))
+    return [results[i] for i in range(len(questions))]
+
+
+def as_records(runs: list[QuestionRun]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in runs]
