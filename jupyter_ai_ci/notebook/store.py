@@ -73,14 +73,14 @@ class RecordFiles:
     def _check_format(self) -> bool:
         try:
             text = (self.path / FORMAT_FILE).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             if self.path.exists() and not self.path.is_dir():
                 self.say(f"{self.path} is not a replay store folder: it is left as it is, and records are "
                          "neither replayed nor kept (move it, or set replay_file to another name)")
                 return False
             return True  # made by the first put
         except OSError as exc:
-            return self._problem(exc, "read")
+            return self._problem(exc)
         if text == str(STORE_FORMAT):
             return True
         newer = text.isdigit() and int(text) > STORE_FORMAT
@@ -89,8 +89,8 @@ class RecordFiles:
                  "nor kept (upgrade jupyter-ai-ci, or set replay_file to another name)")
         return False
 
-    def _problem(self, exc: OSError, verb: str) -> bool:
-        self.say(f"cannot {verb} the replay store {self.path} ({exc.strerror or exc}): records are neither "
+    def _problem(self, exc: OSError) -> bool:
+        self.say(f"cannot read the replay store {self.path} ({exc.strerror or exc}): records are neither "
                  "replayed nor kept")
         return False
 
@@ -105,7 +105,7 @@ class RecordFiles:
             old = self._old.get(key)
             return old if isinstance(old, dict) else None
         except OSError as exc:
-            self._ready = self._problem(exc, "read")
+            self._ready = self._problem(exc)
             return None
         try:
             raw = json.loads(text)
@@ -177,7 +177,7 @@ class RecordFiles:
             data, why = None, f"is damaged ({exc})"
         else:
             version = data.get("version") if isinstance(data, dict) else None
-            why = ("was written by a newer jupyter-ai-ci (format {version})" if isinstance(version, int)
+            why = (f"was written by a newer jupyter-ai-ci (format {version})" if isinstance(version, int)
                    and version > 1 else "is not a replay file this version can read")
         records = data.get("records") if isinstance(data, dict) and data.get("version") == 1 else None
         if not isinstance(records, dict):
@@ -209,7 +209,7 @@ class RecordFiles:
         except FileNotFoundError:
             found = []
         except OSError as exc:
-            self._ready = self._problem(exc, "read")
+            self._ready = self._problem(exc)
             return []
         return sorted({*filter(valid_key, found), *self._old})
 
