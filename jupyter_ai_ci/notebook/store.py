@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -151,15 +152,20 @@ class RecordFiles:
         """A record from the old file, as it was signed; never over one the folder has."""
         self._ensure_folder()
         target = self._file(key)
-        tmp = target.with_name(f".{key}.migrating.{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(raw, f, indent=1, sort_keys=True)
+        tmp = target.with_name(f".{key}.json.{secrets.token_hex(6)}.tmp")
         try:
-            os.link(tmp, target)  # fails if a record is there: a newer one, kept
-        except FileExistsError:
-            pass
+            with open(tmp, "x", encoding="utf-8") as f:  # "x": never through a link someone put there
+                json.dump(raw, f, indent=1, sort_keys=True)
+            try:
+                os.link(tmp, target)  # fails if a record is there: a newer one, kept
+            except FileExistsError:
+                pass
+            except OSError:  # no hard links on this file system: the same, less strictly
+                if not target.exists():
+                    os.replace(tmp, target)
         finally:
-            os.unlink(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
     def _migrate(self) -> dict[str, Any]:
         """Move the old single file's records in (never over a record the folder has), then rename
