@@ -201,11 +201,12 @@ class ReplayStore(RecordFiles):
             return None
         fields = {k: v for k, v in raw.items() if k != "sig"}
         replies = fields.get("replies")
-        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-            return None
         try:
+            if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+                raise TypeError
             record = Record(**{**fields, "replies": tuple(replies)})
-        except TypeError:
+        except TypeError:  # not a record: kept aside, never overwritten
+            self.set_aside(key)
             return None
         return replace(record, unverified=signing.verify(fields, raw.get("sig")))
 

@@ -113,14 +113,15 @@ class RecordFiles:
         except ValueError:
             raw = None
         if not isinstance(raw, dict) or raw.get("key") != key:
-            self._set_aside(path)
+            self.set_aside(key)
             return None
         return raw
 
-    def _set_aside(self, path: Path) -> None:
+    def set_aside(self, key: str) -> None:
         """A damaged record (a hand edit, a file system that lost a write): kept under another
         name, so a put never overwrites it, and the request asks the model again.  A put that
         lands between our read and the rename is set aside with it: kept, though not replayed."""
+        path = self._file(key)
         aside = _rename_aside(path, ".damaged")
         if aside is not None:
             self.say(f"the replay record {path.name} is damaged: kept as {aside.name}, and this request "
@@ -223,9 +224,17 @@ class RecordFiles:
         """Forget every record (damaged ones set aside stay, for the user to look at)."""
         count = 0
         for key in self.keys():
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 self._file(key).unlink()
-                count += 1
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # a read-only folder: said, not a traceback
+                self.say(f"cannot delete the replay records in {self.path} ({exc.strerror or exc})")
+                return count
+            count += 1
+        if self._old:
+            self.say(f"the records of {self.legacy_file.name} are forgotten by this kernel only: delete that "
+                     "file to forget them for good")
         count += len(self._old)
         self._old = {}
         return count
@@ -245,7 +254,7 @@ def _rename_aside(path: Path, suffix: str) -> Path | None:
     for n in range(1, 100):
         aside = path.with_name(f"{path.name}{suffix}" + (f".{n}" if n > 1 else ""))
         try:
-            os.link(path, aside)
+            os.link(path, aside, follow_symlinks=False)  # a planted link is moved, never followed
         except FileExistsError:
             continue
         except OSError:  # no hard links here (some network file systems): a plain rename

@@ -41,3 +41,32 @@ def test_a_full_disk_runs_and_says_the_record_was_not_kept(
     said = ask_twice(ip, model_server, full_folder, capsys)
     [line] = [s for s in said.splitlines() if "replay record" in s]
     assert "was not kept" in line and "No space left on device" in line
+
+
+def test_an_old_replay_file_is_moved_in_replays_and_can_be_listed_and_cleared(
+        ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import shutil
+
+    model_server.script(py("total = 40 + 2"))
+    assert ip.run_cell("%%ask --no-answer\nset total").success
+    # Turn the store back into the single file of earlier versions, signatures and all.
+    folder = tmp_path / "replay"  # the ip fixture's replay_file, replay.json, names this folder
+    records = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    shutil.rmtree(folder)
+    (tmp_path / "replay.json").write_text(json.dumps({"version": 1, "records": records}))
+    ip.user_ns.pop("total")
+    capsys.readouterr()
+
+    assert ip.run_cell("%%ask --no-answer --new\nset total").success
+    out = capsys.readouterr().out
+    assert ip.user_ns["total"] == 42 and len(model_server.requests) == 1  # replayed, no model call
+    assert "· moved 1 replay record(s) from replay.json into replay/, one file each; the old file is kept " \
+           "as replay.json.migrated" in out
+    assert (tmp_path / "replay.json.migrated").exists() and not (tmp_path / "replay.json").exists()
+
+    ip.run_line_magic("ask_replay", "")
+    assert "set total" in capsys.readouterr().out
+    ip.run_line_magic("ask_replay", "--clear")
+    assert f"cleared 1 replay record(s) from {folder}" in capsys.readouterr().out
+    assert list(folder.glob("*.json")) == []

@@ -179,4 +179,4 @@ def test_malformed_planted_records_are_ignored(key: Path, tmp_path: Path) -> Non
         (store.path / "k.json").write_text(json.dumps({
             "key": "k", "request": "r", "model": "m", "endpoint_host": "h", "replies": replies, "attempts": 1,
             "prompt_tokens": 1, "completion_tokens": 1, "requests": 1, "generated_at": "x"}))
-        assert store.get("k") is None
+        assert store.get("k") is None and not (store.path / "k.json").exists()  # set aside

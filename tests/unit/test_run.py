@@ -218,3 +218,20 @@ def test_fixes_are_asked_anew_for_the_local_model_unless_told(setting: str, loca
     from jupyter_ai_ci.model.local import LocalClient
 
     assert LocalClient.runs_locally is True  # what "auto" reads on the [local] extra's client
+
+
+def test_a_store_that_cannot_be_written_costs_one_line_in_every_driver_and_not_the_run(
+        readonly_folder: Path) -> None:
+    # The run says it through ``say``, which every driver hands it: the magic prints it, the panel
+    # shows it as a notice, the command line reports it (drivers/magic.py, server/run.py, headless.py).
+    s, client = session("```python\ny = 2\n```", "```python\ny = 2\n```")
+    for attempt in (1, 2):
+        said: list[str] = []
+        run = Run(s, "set y", replay_dir=readonly_folder, source="test", say=said.append)
+        loop, model = run.start(snapshot(run))
+        executor = NamespaceExecutor()
+        result = run.finish(drive(loop, model, executor))
+        assert result.outcome.status == "success" and executor.ns["y"] == 2 and len(client.requests) == attempt
+        [line] = said
+        assert line.startswith("· this request's replay record was not kept: cannot write in ")
+        assert line.endswith("; the run itself is not affected\n")
