@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,12 +233,23 @@ class RecordFiles:
                 self.say(f"cannot delete the replay records in {self.path} ({exc.strerror or exc})")
                 return count
             count += 1
+        self._sweep()
         if self._old:
             self.say(f"the records of {self.legacy_file.name} are forgotten by this kernel only: delete that "
                      "file to forget them for good")
         count += len(self._old)
         self._old = {}
         return count
+
+
+    def _sweep(self) -> None:
+        """Temporary files of writes killed mid-way (nothing reads them); a minute old, so a
+        write under way is left to finish."""
+        with contextlib.suppress(OSError):
+            for p in self.path.glob(".*.tmp"):
+                with contextlib.suppress(OSError):
+                    if time.time() - p.stat().st_mtime > 60:
+                        p.unlink()
 
 
 def _free_name(path: Path) -> Path:
