@@ -180,9 +180,11 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     replay_file = Unicode(
-        ".jupyter-ai-ci-replay.json",
-        help="Where replay records live, relative to the kernel's working directory (the "
-        "notebook's folder). Delete it, or run %ask_replay --clear, to forget them.",
+        ".jupyter-ai-ci-replay",
+        help="The folder where replay records live, one JSON file per record, relative to the "
+        "kernel's working directory (the notebook's folder). Delete it, or run %ask_replay "
+        "--clear, to forget them. A name ending in .json (the single file of earlier versions) "
+        "means the same name without it; that file's records are moved in on first use.",
     ).tag(config=True)
 
     prices = Dict(

@@ -80,3 +80,56 @@ def _no_kept_key_marker(monkeypatch: pytest.MonkeyPatch) -> None:
     # A Jupyter server started in this process marks its environment when it keeps
     # OPENAI_API_KEY from kernels (drivers/server/__init__.py); undone after each test.
     monkeypatch.setenv("JUPYTER_AI_CI_KEY_KEPT", "")
+
+
+def _mount_tmpfs(folder: Path, size: str) -> bool:
+    """A small tmpfs on ``folder`` (root only); False where mounting is not allowed."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _umount(folder: Path) -> None:
+    import subprocess
+
+    subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def readonly_folder(tmp_path: Path) -> Iterator[Path]:
+    """A folder no file can be written in: a read-only tmpfs where we are root (root writes
+    through mode bits), else mode 0o555."""
+    folder = tmp_path / "readonly"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        if not _mount_tmpfs(folder, "1m"):
+            pytest.skip("root without permission to mount: no read-only folder to test with")
+        import subprocess
+
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True, capture_output=True)
+        yield folder
+        _umount(folder)
+        return
+    folder.mkdir()
+    folder.chmod(0o555)
+    yield folder
+    folder.chmod(0o755)
+
+
+@pytest.fixture
+def full_folder(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a file system with no space left (a 256 kB tmpfs, filled up)."""
+    folder = tmp_path / "full"
+    if not _mount_tmpfs(folder, "256k"):
+        pytest.skip("cannot mount a small file system here (needs root)")
+    try:
+        with open(folder / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    yield folder
+    _umount(folder)

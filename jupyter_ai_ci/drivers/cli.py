@@ -95,7 +95,7 @@ class RunApp(JupyterApp):
     startup_timeout = CFloat(60.0, help="Seconds to wait for a kernel to start.").tag(config=True)
     json_file = Unicode("", help="Also write a JSON record of every run here (status, attempts, "
                                  "tokens, seconds), for scripts and CI.").tag(config=True)
-    regenerate = Bool(False, help="Ask the model even when the replay file beside the notebook has an "
+    regenerate = Bool(False, help="Ask the model even when the replay store beside the notebook has an "
                                   "answer to this request.").tag(config=True)
     yes = Bool(False, help="Approve what the policy would ask about (flagged code) without asking; "
                            "the deny list still applies. Without it and with no terminal on stdin, "

@@ -174,7 +174,7 @@ class MagicDriver:
         print(render(self.session.usage, self.settings.prices))
 
     def ask_replay(self, args: Namespace) -> None:
-        store = ReplayStore(os.path.join(os.getcwd(), self.settings.replay_file))
+        store = ReplayStore(os.path.join(os.getcwd(), self.settings.replay_file), say=lambda text: print(text, end=""))
         if args.clear:
             print(f"cleared {store.clear()} replay record(s) from {store.path}")
             return

@@ -148,10 +148,10 @@ class AskMagics(Magics, AICISettings):
         self.driver().ask_usage()
 
     @magic_arguments()
-    @argument("--clear", action="store_true", help="forget every replay record in the replay file")
+    @argument("--clear", action="store_true", help="forget every replay record in this folder's replay store")
     @line_magic
     def ask_replay(self, line: str) -> None:
-        """List the replay records of this folder's replay file, or --clear them."""
+        """List the replay records of this folder's replay store, or --clear them."""
         args = parse_argstring(self.ask_replay, line)
         self.driver().ask_replay(args)
 

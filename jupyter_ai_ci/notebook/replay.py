@@ -16,7 +16,7 @@ after a failed replayed attempt to the live model, so stale code goes through
 the normal retry loop.  The answer in words is replayed like any reply; a
 record without one gets none (never a model call), unless the model failed to
 give it the first time (``unanswered``): that one is asked for.  ``ReplayStore`` keeps
-records in a small JSON file beside the notebook (the kernel's working directory).
+records beside the notebook (the kernel's working directory), one file each (``store.py``).
 
 Replayed code is model output like any other: it goes through the same syntax check,
 risk scan, policy and approval (``core/attempt.py``).  And a file beside a notebook is
@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.events import CallModel, Cell, ExecutionResult, LoopGen, Message, ModelReply, Notice, Outcome
 from jupyter_ai_ci.notebook import signing
-from jupyter_ai_ci.notebook.atomic import replace_file
+from jupyter_ai_ci.notebook.store import RecordFiles
 from jupyter_ai_ci.text import python_blocks
 
 FORMAT_VERSION = 1
@@ -194,55 +192,30 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
             return replace(outcome, requests=live)
 
 
-class ReplayStore:
-    """Records in one JSON file; written atomically so a crash never corrupts it."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
-            return {}
-        records = data.get("records")
-        return records if isinstance(records, dict) else {}
+class ReplayStore(RecordFiles):
+    """``Record``s in the replay store (``notebook/store.py``: one signed file per record)."""
 
     def get(self, key: str) -> Record | None:
-        raw = self._load().get(key)
-        if not isinstance(raw, dict):
+        raw = self.read(key)
+        if raw is None:
             return None
         fields = {k: v for k, v in raw.items() if k != "sig"}
         replies = fields.get("replies")
-        if fields.get("key") != key or not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-            return None
         try:
+            if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+                raise TypeError
             record = Record(**{**fields, "replies": tuple(replies)})
-        except TypeError:
+        except TypeError:  # not a record: kept aside, never overwritten
+            self.set_aside(key)
             return None
         return replace(record, unverified=signing.verify(fields, raw.get("sig")))
 
-    def put(self, record: Record) -> None:
+    def put(self, record: Record) -> bool:
         """Store ``record`` signed with this user's key (an approved foreign record too:
-        the user has now vouched for it)."""
-        records = self._load()
+        the user has now vouched for it).  False when it was not kept (one line said why)."""
         fields = asdict(record)
         del fields["unverified"]
-        records[record.key] = {**fields, "sig": signing.sign(fields)}
-        self._write(records)
+        return self.write(record.key, fields)
 
     def all(self) -> Sequence[Record]:
-        return [r for k in self._load() if (r := self.get(k)) is not None]
-
-    def clear(self) -> int:
-        count = len(self._load())
-        if self.path.exists():
-            self.path.unlink()
-        return count
-
-    def _write(self, records: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(self.path, lambda f: json.dump({"version": FORMAT_VERSION, "records": records}, f,
-                                                    indent=1, sort_keys=True))
+        return [r for k in self.keys() if (r := self.get(k)) is not None]

@@ -1,6 +1,6 @@
 """Replay records are signed with a key that only this user has.
 
-The replay file lives beside the notebook, where anyone who can write a file there (a
+The replay store lives beside the notebook, where anyone who can write a file there (a
 shared folder, a cloned repository, a downloaded zip) can plant one.  A record carries
 an HMAC-SHA256 over its content, made with a per-user secret kept outside every notebook
 folder: ``<Jupyter data dir>/jupyter_ai_ci/replay.key`` (``jupyter --data-dir``), mode

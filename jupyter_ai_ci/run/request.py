@@ -124,7 +124,10 @@ class Run:
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
         )
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
-        self.store = ReplayStore(Path(replay_dir) / s.replay_file) if replay_dir is not None and s.replay else None
+        # What goes wrong with the store (a read-only or full folder, a damaged record) is one
+        # line in every driver, and never fails the run.
+        self.store = ReplayStore(Path(replay_dir) / s.replay_file, say=say) \
+            if replay_dir is not None and s.replay else None
         self.record: Record | None = None
         self.key = ""
         self.secrets: tuple[str, ...] = ()

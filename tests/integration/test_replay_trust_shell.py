@@ -20,11 +20,10 @@ def test_an_edited_record_needs_approval_then_becomes_the_users(
         ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model_server.script(py("answer = 42"))
     assert ip.run_cell("%%ask\nset the answer").success
-    store = tmp_path / "replay.json"
-    data = json.loads(store.read_text())
-    [record] = data["records"].values()
+    [store] = (tmp_path / "replay").glob("*.json")  # the ip fixture's replay_file, one file per record
+    record = json.loads(store.read_text())
     record["replies"] = [py("answer = 'edited by someone else'")]  # its signature no longer matches
-    store.write_text(json.dumps(data))
+    store.write_text(json.dumps(record))
     capsys.readouterr()
 
     ip.user_ns.pop("answer")

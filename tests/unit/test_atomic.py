@@ -52,8 +52,9 @@ def test_a_new_file_gets_what_the_umask_allows(tmp_path: Path, mask: int) -> Non
         record = Record("k", "r", "m", "h", ("x",), 1, 1, 1, 1, "2026-11-26T00:00:00Z")
         ReplayStore(tmp_path / "replay.json").put(record)
     assert mode(tmp_path / "new.ipynb") == 0o666 & ~mask
-    assert mode(tmp_path / "replay.json") == 0o666 & ~mask
-    assert list(json.loads((tmp_path / "replay.json").read_text())["records"]) == ["k"]
+    assert mode(tmp_path / "replay" / "k.json") == 0o666 & ~mask
+    assert mode(tmp_path / "replay") == 0o777 & ~mask  # as mkdir makes it: the group shares a shared folder
+    assert json.loads((tmp_path / "replay" / "k.json").read_text())["key"] == "k"
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

@@ -89,8 +89,11 @@ def test_store_roundtrip_clear_and_corrupt_file(tmp_path: Path) -> None:
     store.put(record)
     assert store.get("k") == record
     assert store.all() == [record]
-    (tmp_path / "r.json").write_text("{not json")
-    assert store.get("k") is None  # a damaged file costs a regeneration, never an error
+    (tmp_path / "r" / "k.json").write_text("{not json")
+    assert store.get("k") is None  # a damaged record costs a regeneration, never an error …
+    assert (tmp_path / "r" / "k.json.damaged").read_text() == "{not json"  # … and is kept aside
+    assert store.notes == ["the replay record k.json is damaged: kept as k.json.damaged, and this request "
+                           "asks the model again"]
     store.put(record)
     assert store.clear() == 1 and store.get("k") is None
 

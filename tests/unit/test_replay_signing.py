@@ -1,6 +1,7 @@
 """Replay records are signed with this user's key; a record from anywhere else is code to review.
 
-The attack: a ``.jupyter-ai-ci-replay.json`` planted beside a notebook (a shared folder, a
+The attack: a replay record (``.jupyter-ai-ci-replay/<key>.json``, or the single
+``.jupyter-ai-ci-replay.json`` of earlier versions) planted beside a notebook (a shared folder, a
 cloned repository) makes ``%%ask`` run its code with zero model requests.  These tests plant
 such records and drive the real loop; the kernel, shell and CLI versions are in
 tests/integration/drivers/test_planted_replay.py."""
@@ -54,14 +55,19 @@ def key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def plant(path: Path, code: str, sig: str | None = None, model: str = "gpt-4o-mini") -> None:
+def plant(store: ReplayStore, code: str, sig: str | None = None, model: str = "gpt-4o-mini",
+          old_format: bool = False) -> None:
     """What an attacker writes: the record format is public, the user's key is not."""
     record = {"key": "k", "request": "req", "model": model, "endpoint_host": "api.openai.com",
               "replies": [f"```python\n{code}\n```"], "attempts": 1, "prompt_tokens": 10,
               "completion_tokens": 5, "requests": 1, "generated_at": "2026-01-01T00:00:00Z"}
     if sig is not None:
         record["sig"] = sig
-    path.write_text(json.dumps({"version": 1, "records": {"k": record}}))
+    if old_format:  # moved into the store on first use, signature and all
+        store.legacy_file.write_text(json.dumps({"version": 1, "records": {"k": record}}))
+        return
+    store.path.mkdir(parents=True, exist_ok=True)
+    (store.path / "k.json").write_text(json.dumps(record))
 
 
 def replay(store: ReplayStore, approver: Asked | None, policy: str = "ask-risky", run: bool = True):
@@ -80,7 +86,8 @@ def test_the_key_is_made_on_first_use_private_and_outside_the_notebook_folder(ke
     store.put(record)
     assert key.exists() and stat.S_IMODE(key.stat().st_mode) == 0o600
     assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
-    assert key.read_text() not in store.path.read_text()  # the file holds a signature, never the key
+    stored = (store.path / "k.json").read_text()
+    assert key.read_text() not in stored and json.loads(stored)["sig"]  # a signature, never the key
     loaded = store.get("k")
     assert loaded is not None and loaded.unverified == "" and loaded.review == ""
 
@@ -91,9 +98,11 @@ def test_default_key_lives_in_the_jupyter_data_dir(monkeypatch: pytest.MonkeyPat
     assert signing.key_path() == tmp_path / "jdata" / "jupyter_ai_ci" / "replay.key"
 
 
-def test_a_planted_record_with_harmless_code_is_not_run_without_approval(key: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("old_format", [False, True])
+def test_a_planted_record_with_harmless_code_is_not_run_without_approval(key: Path, tmp_path: Path,
+                                                                         old_format: bool) -> None:
     store = ReplayStore(tmp_path / "r.json")
-    plant(store.path, HARMLESS)
+    plant(store, HARMLESS, old_format=old_format)
     outcome, executor, notices, model = replay(store, None)
     assert executor.ran == [] and outcome.status == "refused" and model.requests == []
     assert "made elsewhere, not verified" in outcome.reason and "nobody can" in outcome.reason
@@ -105,7 +114,7 @@ def test_a_planted_record_with_harmless_code_is_not_run_without_approval(key: Pa
 @pytest.mark.parametrize("policy", ["auto", "ask-risky", "ask"])
 def test_every_policy_mode_asks_and_a_rejection_runs_nothing(key: Path, tmp_path: Path, policy: str) -> None:
     store = ReplayStore(tmp_path / "r.json")
-    plant(store.path, EVIL, sig="0" * 64)  # a forged signature is no signature
+    plant(store, EVIL, sig="0" * 64)  # a forged signature is no signature
     asker = Asked(False)
     outcome, executor, _, _ = replay(store, asker, policy)
     assert executor.ran == [] and outcome.status == "refused"
@@ -117,7 +126,7 @@ def test_every_policy_mode_asks_and_a_rejection_runs_nothing(key: Path, tmp_path
 
 def test_an_approved_foreign_record_runs(key: Path, tmp_path: Path) -> None:
     store = ReplayStore(tmp_path / "r.json")
-    plant(store.path, HARMLESS)
+    plant(store, HARMLESS)
     outcome, executor, _, model = replay(store, Asked(True))
     assert executor.ran == [HARMLESS] and outcome.status == "success" and model.requests == []
 
@@ -126,9 +135,9 @@ def test_a_tampered_record_of_the_users_own_is_unverified(key: Path, tmp_path: P
     store = ReplayStore(tmp_path / "r.json")
     record, _ = first_run([block("a = 1")])
     store.put(record)
-    data = json.loads(store.path.read_text())
-    data["records"]["k"]["replies"] = [f"```python\n{EVIL}\n```"]  # the signature stays, the code changes
-    store.path.write_text(json.dumps(data))
+    data = json.loads((store.path / "k.json").read_text())
+    data["replies"] = [f"```python\n{EVIL}\n```"]  # the signature stays, the code changes
+    (store.path / "k.json").write_text(json.dumps(data))
     loaded = store.get("k")
     assert loaded is not None and loaded.unverified == "it was not signed with your key"
 
@@ -165,8 +174,9 @@ def test_a_key_file_others_can_read_verifies_nothing(key: Path, tmp_path: Path) 
 
 def test_malformed_planted_records_are_ignored(key: Path, tmp_path: Path) -> None:
     store = ReplayStore(tmp_path / "r.json")
+    store.path.mkdir()
     for replies in ({"a": 1}, [1, 2], "```python\nx\n```"):
-        store.path.write_text(json.dumps({"version": 1, "records": {"k": {
+        (store.path / "k.json").write_text(json.dumps({
             "key": "k", "request": "r", "model": "m", "endpoint_host": "h", "replies": replies, "attempts": 1,
-            "prompt_tokens": 1, "completion_tokens": 1, "requests": 1, "generated_at": "x"}}}))
-        assert store.get("k") is None
+            "prompt_tokens": 1, "completion_tokens": 1, "requests": 1, "generated_at": "x"}))
+        assert store.get("k") is None and not (store.path / "k.json").exists()  # set aside

@@ -60,7 +60,7 @@ def test_a_second_run_replays_without_the_model_and_nothing_secret_is_stored(tmp
     s, client = session("```python\ny = 2\n```", "```python\ny = 3\n```")
     first = ask(s, f"set y (token {SECRET})", tmp_path)
     assert len(client.requests) == 1 and SECRET not in json.dumps([m.content for m in client.requests[0]])
-    stored = (tmp_path / ".jupyter-ai-ci-replay.json").read_text()
+    [stored] = [p.read_text() for p in (tmp_path / ".jupyter-ai-ci-replay").glob("*.json")]
     assert SECRET not in stored and "set y (token ***)" in stored
     again = ask(s, f"set y (token {SECRET})", tmp_path)
     assert len(client.requests) == 1  # answered from the record
@@ -79,7 +79,7 @@ def test_a_request_asked_again_at_once_replays_in_a_long_chat(tmp_path: Path) ->
     ask(s, "the smallest units", tmp_path)
     assert len(client.requests) == 4 and s.usage.entries[-1].replayed
     # A record keyed the old way (on all three earlier requests) still replays.
-    store = ReplayStore(tmp_path / ".jupyter-ai-ci-replay.json")
+    store = ReplayStore(tmp_path / ".jupyter-ai-ci-replay")
     store.clear()
     old = replay_key("the smallest units", {"steps": 1, "run": True}, "scripted", ("x: int = 1",),
                      ["one", "two", "three"])
@@ -196,7 +196,7 @@ def test_a_token_typed_into_the_request_is_stored_masked_in_the_record_and_the_c
     result = run.finish(drive(loop, model, NamespaceExecutor()))
     assert typed not in json.dumps([m.content for m in client.requests[0]])  # not sent …
     assert typed not in json.dumps(result.provenance) and "my token is" in result.provenance["request"]  # … nor kept
-    assert typed not in (tmp_path / ".jupyter-ai-ci-replay.json").read_text()
+    assert [typed in p.read_text() for p in (tmp_path / ".jupyter-ai-ci-replay").glob("*.json")] == [False]
 
 
 def test_a_kernel_whose_key_the_server_kept_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -219,3 +219,20 @@ def test_fixes_are_asked_anew_for_the_local_model_unless_told(setting: str, loca
     from jupyter_ai_ci.model.local import LocalClient
 
     assert LocalClient.runs_locally is True  # what "auto" reads on the [local] extra's client
+
+
+def test_a_store_that_cannot_be_written_costs_one_line_in_every_driver_and_not_the_run(
+        readonly_folder: Path) -> None:
+    # The run says it through ``say``, which every driver hands it: the magic prints it, the panel
+    # shows it as a notice, the command line reports it (drivers/magic.py, server/run.py, headless.py).
+    s, client = session("```python\ny = 2\n```", "```python\ny = 2\n```")
+    for attempt in (1, 2):
+        said: list[str] = []
+        run = Run(s, "set y", replay_dir=readonly_folder, source="test", say=said.append)
+        loop, model = run.start(snapshot(run))
+        executor = NamespaceExecutor()
+        result = run.finish(drive(loop, model, executor))
+        assert result.outcome.status == "success" and executor.ns["y"] == 2 and len(client.requests) == attempt
+        [line] = said
+        assert line.startswith("· this request's replay record was not kept: cannot write in ")
+        assert line.endswith("; the run itself is not affected\n")

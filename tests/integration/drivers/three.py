@@ -25,7 +25,7 @@ import nbformat
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
-REPLAY_FILE = ".jupyter-ai-ci-replay.json"
+REPLAY_DIR = ".jupyter-ai-ci-replay"  # one JSON file per record
 # After the run: which names the kernel holds, and IPython's record of the last exception.
 PROBE = ("print(sorted(n for n in {names!r} if n in globals()))\n"
          "print(repr(getattr(__import__('sys'), 'last_value', None)))")
@@ -48,8 +48,7 @@ class Seen:
 
 
 def records(folder: Path) -> list[dict[str, Any]]:
-    path = folder / REPLAY_FILE
-    return list(json.loads(path.read_text())["records"].values()) if path.exists() else []
+    return [json.loads(p.read_text()) for p in sorted((folder / REPLAY_DIR).glob("*.json"))]
 
 
 def _probed(stdout: str) -> tuple[list[str], str]:

@@ -1,0 +1,67 @@
+"""Two real kernels in one folder run their ``%%ask`` cells at the same time (two notebooks'
+Run All), and every record is kept: run again with the model unreachable, both replay every
+request (issue 30; before, 55 of 160 were left)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+from .kernel_helpers import run_cell, start_kernel
+
+N = 12  # requests per kernel
+
+
+def cell(name: str) -> str:
+    # One execution per kernel holding every request, so the two kernels' puts interleave.
+    return (f"for i in range({N}):\n"
+            f"    get_ipython().run_cell_magic('ask', '--no-answer', f'set {name}{{i}} to {{i}}')\n")
+
+
+def run_both(folder: Path, base_url: str) -> list[Any]:
+    kernels = [start_kernel({"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "",
+                             "JUPYTER_AI_CI_MODEL": "scripted-model"}, cwd=str(folder)) for _ in range(2)]
+    results: list[Any] = [None, None]
+    try:
+        for _, kc in kernels:
+            assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+
+        def go(n: int) -> None:
+            results[n] = run_cell(kernels[n][1], cell("ab"[n]), timeout=300)
+
+        threads = [threading.Thread(target=go, args=(n,)) for n in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for km, kc in kernels:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    return results
+
+
+def test_two_kernels_in_one_folder_keep_every_record(model_server: ScriptedOpenAIServer) -> None:
+    # Any reply fits any request here: the two kernels take them in whatever order they ask.
+    model_server.script(*["```python\nv = 1\n```"] * (2 * N))
+    with tempfile.TemporaryDirectory(prefix="aici-two-kernels-") as d:
+        folder = Path(d)
+        first = run_both(folder, model_server.base_url)
+        for r in first:
+            assert r.status == "ok", r.stderr + r.stdout
+        assert len(model_server.requests) == 2 * N
+        files = sorted((folder / ".jupyter-ai-ci-replay").glob("*.json"))
+        assert len(files) == 2 * N
+        requests = sorted(json.loads(p.read_text())["request"] for p in files)
+        assert requests == sorted(f"set {k}{i} to {i}" for k in "ab" for i in range(N))
+        # Again in fresh kernels, with nothing listening where the model was.
+        again = run_both(folder, "http://127.0.0.1:9/v1")
+        for r in again:
+            assert r.status == "ok", r.stderr + r.stdout
+            assert r.shown.count("replayed — generated") == N, r.shown
+        assert len(model_server.requests) == 2 * N
