@@ -62,8 +62,10 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}|\$\{?\w+\}?|%\(?\w*\)?s|<[^<>]*>|\*+|[xX]
 
 
 def is_secret_name(name: str) -> bool:
-    """Broad, as users expect (``*key*``, ``*token*``…): such a variable's value is never described."""
-    return SECRET_NAME.search(name) is not None
+    """Broad, as users expect (``*key*``, ``*token*``…): such a variable's value is never described.
+    Never narrower than ``holds_secret``: ``db_passphrase`` and ``db_pwd`` were masked by value
+    yet described in the variable list (security review, #30)."""
+    return SECRET_NAME.search(name) is not None or holds_secret(name)
 
 
 @lru_cache(maxsize=4096)  # asked of every string-valued variable before each model call
@@ -83,6 +85,15 @@ def may_be_secret(value: str) -> bool:
     """Long enough, not a plain word, not a placeholder (whitespace allowed: a passphrase)."""
     return (len(value) >= MIN_SECRET_LEN and _PLAIN_WORD.fullmatch(value) is None
             and _PLACEHOLDER.fullmatch(value) is None)
+
+
+def held_value_is_secret(value: str) -> bool:
+    """The value of a variable whose name ``holds_secret``: masked wherever it appears, whatever
+    it looks like, once it is MIN_SECRET_LEN characters or more (and not only whitespace, which
+    would blank every indent).  Judging its shape let ``correct-horse-battery-staple`` (words)
+    and ``plain-token-value-123`` through to the model (security review, #30): a column name kept
+    under such a name is rare and costs a masked word; a leaked passphrase cannot be taken back."""
+    return len(value) >= MIN_SECRET_LEN and not value.isspace()
 
 
 def is_credential_like(value: str) -> bool:
