@@ -96,6 +96,21 @@ def held_value_is_secret(value: str) -> bool:
     return len(value) >= MIN_SECRET_LEN and not value.isspace()
 
 
+# An environment variable's *name* (``OPENAI_API_KEY``, ``HF_TOKEN``): what ``api_key: str =
+# "OPENAI_API_KEY"`` holds is where the key is, not the key.
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def literal_is_secret(value: str, spaces: bool = False) -> bool:
+    """A string literal after a name that ``holds_secret`` in code (``db_password = "…"``): masked
+    as the variable's value would be once the cell runs (``held_value_is_secret``), so a cell not
+    run yet does not send it -- unless it is a placeholder or an environment variable's name.
+    ``spaces``: after ``=`` (an assignment, a keyword argument) a passphrase may hold spaces;
+    after ``:`` a quoted text with spaces is a message or prose (``password: "must be …"``)."""
+    return (held_value_is_secret(value) and _PLACEHOLDER.fullmatch(value) is None
+            and _ENV_NAME.fullmatch(value) is None and (spaces or not any(ch.isspace() for ch in value)))
+
+
 def is_credential_like(value: str) -> bool:
     """A value that may be a credential (see the rules above _PLAIN_WORD)."""
     return may_be_secret(value) and not any(ch.isspace() for ch in value)

@@ -215,7 +215,6 @@ def test_secret_values_rules() -> None:
         "correct horse battery", "plain-token-value-123", "plain-looking-value", "{client_secret}",
         "c0rrect-horse", "pr1v-4te-9876", "customer_id", "sales_2024", "New York", "abcdefgh",
     )
-    assert mask_secrets('passphrase = "correct horse battery"') == 'passphrase = "correct horse battery"'
     assert mask_secrets("passphrase = 'correct horse battery'", secret_values(ns, {})) == "passphrase = '***'"
 
 
@@ -228,6 +227,15 @@ def test_a_secret_named_variable_is_masked_whatever_its_value_looks_like() -> No
     output = "connecting with correct-horse-battery-staple / plain-token-value-123"
     assert mask_secrets(cell, known) == "db_password = '***'\napi_token = '***'"
     assert mask_secrets(output, known) == "connecting with *** / ***"
+    # A cell not run yet (the panel and the command line send the notebook's cells): its literal.
+    assert mask_secrets(cell) == "db_password = '***'\napi_token = '***'"
+    assert mask_secrets('db_passphrase = "correct horse battery staple"') == 'db_passphrase = "***"'
+    assert mask_secrets('connect(password="correct horse battery staple")') == 'connect(password="***")'
+    # Still kept: after ":" a text with spaces is a message; by position, a list of columns; an
+    # environment variable's name; a placeholder.
+    for kept in ('{"password": "must be 8 characters or more"}', 'df[["api_key", "created_at"]]',
+                 'api_key: str = "OPENAI_API_KEY"', 'password = "{password}"'):
+        assert mask_secrets(kept) == kept
 
 
 @pytest.mark.parametrize("name, holds", [
