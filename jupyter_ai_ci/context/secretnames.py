@@ -16,9 +16,9 @@ SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth(?!or)", re.IGN
 # ``is_secret_name`` (broad, SECRET_NAME above): the value of such a variable
 # is never *described* in the context; describing less costs little.
 # ``holds_secret`` (narrow, below): the value of such a name is masked
-# wherever it appears, and a string literal after it in code is masked, so
-# a wrong "yes" blanks useful text (``KeyError: 'Price'``, ``join_key =
-# "customer_id"``).  The name is split into words (snake_case, kebab-case,
+# wherever it appears, whatever it looks like, and so is a string literal
+# after it in code, so a wrong "yes" blanks useful text (``KeyError:
+# 'Price'``, ``join_key = "customer_id"``).  The name is split into words (snake_case, kebab-case,
 # camelCase) and says secret when a word is one of _SECRET_WORDS (or a glued
 # word ends with one: ``dbpassword``, ``MYTOKEN``), or is ``key`` after one of
 # _KEY_KINDS (``api_key``, ``secretAccessKey``; a bare ``key``, ``sort_key``,
@@ -43,18 +43,18 @@ _ABOUT_WORDS = frozenset({
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # Values shorter than this are not masked by value (``pin = "a"`` would mask every "a").
 MIN_SECRET_LEN = 8
-# A credential-like value (what a literal after a secret name must be to be
-# masked): at least MIN_SECRET_LEN characters, no whitespace (a quoted text
-# with spaces after ``password:`` is prose or a message, not a key; notebook
-# variables may hold a passphrase, see secret_values), not a placeholder
-# (``{password}``, ``${DB_PASSWORD}``, ``%(pw)s``, ``<token>``, ``****``), and
-# not a plain word: letters-only words, each lowercase, Capitalized/CamelCase
-# or UPPERCASE, joined by ``_``, ``-`` or ``.``, optionally ending in a
-# separated number (``customer_id``, ``order-date``, ``Unit_Price``,
-# ``OPENAI_API_KEY``, ``credentials.json``, ``col_2024``).  Such a value under
-# a secret-looking name is almost always a column, an env var's name or a
-# file, and masking it blanks what the model needs.  Generated keys mix
-# letters and digits (``hunter2-the-key``, ``password123`` are credential-like).
+# A credential-like value (what a ``Bearer`` token, or a literal passed by
+# position after a secret name in quotes, must be to be masked): at least
+# MIN_SECRET_LEN characters, no whitespace, not a placeholder (``{password}``,
+# ``${DB_PASSWORD}``, ``%(pw)s``, ``<token>``, ``****``), and not a plain word:
+# letters-only words, each lowercase, Capitalized/CamelCase or UPPERCASE,
+# joined by ``_``, ``-`` or ``.``, optionally ending in a separated number
+# (``customer_id``, ``order-date``, ``Unit_Price``, ``OPENAI_API_KEY``,
+# ``col_2024``): ``df[["api_key", "created_at"]]`` lists columns.  Generated
+# keys mix letters and digits (``hunter2-the-key``, ``password123``).  A value
+# *held by* a secret-named variable, or a literal assigned to one, is judged by
+# its length alone (``held_value_is_secret``, ``literal_is_secret``): a
+# passphrase of plain words is a secret too (security review, #30).
 # (Each hump starts at its capital, so the pattern cannot backtrack badly.)
 _WORD_PART = r"(?:[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+)"
 _PLAIN_WORD = re.compile(rf"{_WORD_PART}(?:[_.-]{_WORD_PART})*(?:[_.-][0-9]+)?")
