@@ -63,7 +63,8 @@ class AICISettings(Configurable):
     keep_key_from_kernels = Bool(
         True,
         help="Jupyter server only: take OPENAI_API_KEY out of the server's environment when the "
-        "extension loads, so kernels it starts (which inherit that environment) cannot read or "
+        "extension loads (on Linux also blanking it in the environment the server started with, "
+        "which /proc/<pid>/environ shows), so kernels it starts (which inherit that environment) cannot read or "
         "print it; the sidebar's model client keeps using it. False: kernels see it as before.",
     ).tag(config=True)
 

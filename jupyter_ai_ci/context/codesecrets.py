@@ -1,4 +1,4 @@
-"""Secrets written into code: a credential-like string literal after a secret name.
+"""Secrets written into code: a string literal after a secret name (``literal_is_secret``).
 
 ``API_KEY = "abc…"``, ``connect(password="…")``, ``{"token": "…"}``,
 ``os.getenv("HF_TOKEN", "…")``: the literal is masked, the code's shape stays,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from jupyter_ai_ci.context.secretnames import MASK, holds_secret, is_credential_like
+from jupyter_ai_ci.context.secretnames import MASK, holds_secret, is_credential_like, literal_is_secret
 
 # In source code: a string literal assigned to (or passed as) a secret-named
 # target, e.g. ``API_KEY = "abc"``, ``os.environ["HF_TOKEN"] = 'x'``,
@@ -83,11 +83,15 @@ def mask_matches(text: str, pattern: re.Pattern[str], check: Callable[[re.Match[
 
 def mask_assignments(text: str) -> str:
     """``text`` with each credential-like literal after a secret name masked."""
-    # The value test first: it is cheaper and rejects most literals.
+    # The value test first: it is cheaper and rejects most literals.  Whatever the value looks
+    # like (a passphrase of plain words too): the name says it is a secret (review #30).
     source = text
     masked = mask_matches(source, _LITERAL_AFTER,
-                          lambda m: is_credential_like(m.group("value")) and _secret_target(source, m.start()))
+                          lambda m: literal_is_secret(m.group("value"), spaces=m.group(0)[0] == "=")
+                          and _secret_target(source, m.start()))
     if "," not in masked:
         return masked
+    # By position the value must look like a credential: ``df[["api_key", "created_at"]]`` is a
+    # list of columns far more often than ``getenv("API_KEY", "a default key")``.
     return mask_matches(masked, _LITERAL_PAIR,
                         lambda m: is_credential_like(m.group("value")) and holds_secret(m.group("name")))

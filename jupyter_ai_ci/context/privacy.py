@@ -22,11 +22,11 @@ from jupyter_ai_ci.context.codesecrets import mask_assignments, mask_matches
 from jupyter_ai_ci.context.secretnames import (
     MASK,
     MIN_SECRET_LEN,
+    held_value_is_secret,
     holds_secret,
     is_credential_like,
     is_placeholder,
     is_secret_name,
-    may_be_secret,
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
 from jupyter_ai_ci.text import cut_size, head_tail
@@ -128,15 +128,15 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     Environment variables: a broad name rule (KEY, TOKEN, SECRET, PASSW,
     CREDENTIAL, AUTH anywhere in the name, as ``is_secret_name``) and any
     value of MIN_SECRET_LEN characters or more without whitespace: the
-    environment is where keys live, whatever they look like.  Notebook
-    variables: a name that says it holds a secret (``holds_secret``: not
-    ``sort_key``, not ``token_count``) and a string value that is not a plain
-    word or a placeholder (``token = "customer_id"`` must not blank a column).
-    Unlike a literal in text, such a value may hold whitespace: a passphrase
-    (``db_password = "correct horse battery staple"``) printed by accident
-    must not leak, and a value is only masked where it appears verbatim, so
-    a false hit costs little.  Longest first, so that a secret containing
-    another is masked whole.
+    environment is where keys live, whatever they look like; under a name
+    that ``holds_secret`` (``DB_PASSPHRASE``) whitespace is allowed too.
+    Notebook variables: a name that says it holds a secret (``holds_secret``:
+    not ``sort_key``, not ``token_count``) and a string value of
+    MIN_SECRET_LEN characters or more, whatever it looks like
+    (``held_value_is_secret``): a passphrase (``correct-horse-battery-staple``,
+    ``correct horse battery staple``) printed by accident must not leak, and
+    a value is only masked where it appears verbatim, so a false hit costs
+    little.  Longest first, so that a secret containing another is masked whole.
     """
     found = set(_environment_secrets(os.environ if environ is None else environ))
     # Asked several times per request and before every model call: the cheapest test first.
@@ -145,7 +145,7 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             continue  # history names are not a secret's home, and each may hold anything
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if holds_secret(name) and may_be_secret(value):
+        if holds_secret(name) and held_value_is_secret(value):
             found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
 
@@ -165,7 +165,8 @@ def _environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
         return _scanned_environ[1]
     values = tuple(value for name, value in list(environ.items())
                    if is_secret_name(name) and len(value) >= MIN_SECRET_LEN
-                   and not any(ch.isspace() for ch in value))
+                   and (not any(ch.isspace() for ch in value)
+                        or (holds_secret(name) and held_value_is_secret(value))))
     if key is not None:
         _scanned_environ = (key, values)
     return values

@@ -10,6 +10,9 @@ without them gets "cannot undo" reports, which the loop tells the user.
 Approval goes to an ``Approver``; with none, flagged code is refused at once.
 A failed attempt is ``Inspect``-ed by the ``inspector`` the flow gives (it reads
 the kernel: ``run.flow``); with none, the fix request goes without notes.
+After each step the ``watch`` the flow gives is called before anything else
+happens (a rollback undoes what the step made): it takes the secrets the kernel
+holds now, so that its output is masked in whatever is sent later.
 """
 
 from __future__ import annotations
@@ -146,6 +149,8 @@ NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with 
 UNSUPPORTED = TransactionReport(supported=False)
 Inspector = Callable[[Inspect], FailureNotes]
 AsyncInspector = Callable[[Inspect], Awaitable[FailureNotes]]
+Watch = Callable[[], None]
+AsyncWatch = Callable[[], Awaitable[None]]
 _UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
 
 
@@ -185,7 +190,8 @@ async def _async_other(action: Any, executor: Any, approver: Any, report: Report
 
 def drive(loop: LoopGen, model: ModelClient, executor: Executor,
           reporter: Reporter | None = None, timings: Timings | None = None,
-          approver: Approver | None = None, inspector: Inspector | None = None) -> Outcome:
+          approver: Approver | None = None, inspector: Inspector | None = None,
+          watch: Watch | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -209,7 +215,10 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:
-                    result = book.executed(action, executor.execute(action.code))
+                    done = executor.execute(action.code)
+                    if watch is not None:
+                        watch()
+                    result = book.executed(action, done)
                 except KeyboardInterrupt:
                     # The loop answers with a Rollback, then re-raises once undone.
                     action = loop.throw(KeyboardInterrupt())
@@ -228,7 +237,7 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
                  reporter: Reporter | None = None, timings: Timings | None = None,
                  approver: Approver | AsyncApprover | None = None,
-                 inspector: AsyncInspector | None = None) -> Outcome:
+                 inspector: AsyncInspector | None = None, watch: AsyncWatch | None = None) -> Outcome:
     """Run the loop to its end with asyncio: the same steps, awaited."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -252,7 +261,10 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:
-                    result = book.executed(action, await executor.aexecute(action.code))
+                    done = await executor.aexecute(action.code)
+                    if watch is not None:
+                        await watch()
+                    result = book.executed(action, done)
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     # Undo the attempt before the cancellation goes on.
                     rollback = loop.throw(KeyboardInterrupt())

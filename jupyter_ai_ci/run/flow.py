@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from jupyter_ai_ci.context import failure, snapshot
+from jupyter_ai_ci.context import failure, kernelsecrets, snapshot
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
@@ -79,6 +79,14 @@ class RemoteKernel:
         except Exception:  # noqa: BLE001 - the fix request goes on without the notes
             return FailureNotes()
 
+    async def asecrets(self) -> Sequence[str]:
+        """The secrets the kernel holds now (``context.kernelsecrets``); none if it cannot say."""
+        try:
+            return kernelsecrets.from_reply(await asyncio.wait_for(self.evaluate(kernelsecrets.expression()),
+                                                                   self.timeout))
+        except Exception:  # noqa: BLE001 - the values known already and the patterns still mask
+            return ()
+
 
 def _said(reporter: Reporter | None, found: Snapshot) -> None:
     if found.note and reporter is not None:
@@ -99,7 +107,7 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     timings.total += time.perf_counter() - started
     try:
         outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
-                        inspector=kernel.inspect)
+                        inspector=kernel.inspect, watch=lambda: run.keep(kernel.secrets()))
     except BaseException:
         run.abandoned(model)
         raise
@@ -120,9 +128,13 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
     _said(reporter, found)
     loop, model = run.start(found)
     timings.total += time.perf_counter() - started
+
+    async def watch() -> None:  # after each step, before a rollback can take its variables
+        run.keep(await kernel.asecrets())
+
     try:
         outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
-                               inspector=kernel.ainspect)
+                               inspector=kernel.ainspect, watch=watch)
     except BaseException:  # Stop (cancelled), Ctrl-C, an endpoint that failed mid-run
         run.abandoned(model)
         raise

@@ -130,7 +130,18 @@ class Run:
             if replay_dir is not None and s.replay else None
         self.record: Record | None = None
         self.key = ""
-        self.secrets: tuple[str, ...] = ()
+        # Every secret value the run has been told of: the snapshot's, then those the kernel
+        # held after each step (``keep``): a step's variable may be rolled back before its
+        # output is sent (security review, #30).  Kept until the run ends, never stored.
+        self._kept: set[str] = set()
+        self.secrets: tuple[str, ...] = self._known_now()
+        # The request as it may be written anywhere, masked before anything is: the panel puts
+        # it into each cell it inserts, and a run that ends on a model error never gets the final
+        # provenance (security review, #30).  ``interim`` is that metadata; start() masks it
+        # again with the kernel's secrets, in place, so a driver may hold the dict.
+        self.shown = mask_secrets(self.request, self.secrets)
+        self.interim: dict[str, Any] = {"request": self.shown, "model": self.endpoint.model,
+                                        "endpoint_host": self.endpoint.host, "source": source}
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
@@ -146,21 +157,33 @@ class Run:
     def approver(self, asker: Approver | AsyncApprover | None) -> Approver | AsyncApprover | None:
         return GrantAll() if self.options.yes else asker
 
+    def keep(self, values: Sequence[str]) -> None:
+        """Secrets the kernel holds now (called after each step): masked until the run ends."""
+        self._kept.update(values)
+
+    def _known_now(self, *more: Sequence[str]) -> tuple[str, ...]:
+        """This process's environment, the key the client itself sends, the values kept, and
+        ``more``: one tuple, longest first (a secret holding another is masked whole)."""
+        found = {*secret_values({}, os.environ), *self._kept, *(v for values in more for v in values)}
+        if self.endpoint.api_key:
+            found.add(self.endpoint.api_key)
+        return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
     def _known(self, snapshot: Snapshot, live: Callable[[], Sequence[str]] | None) -> Callable[[], Sequence[str]]:
-        # The kernel's secrets (live in the magic, as of the snapshot elsewhere), this
-        # process's environment, and the key the client itself sends.
-        fixed = (*snapshot.secrets, *secret_values({}, os.environ),
-                 *((self.endpoint.api_key,) if self.endpoint.api_key else ()))
+        # The kernel's secrets (live in the magic, as of the snapshot elsewhere, and those kept
+        # after each step), this process's environment, and the key the client itself sends.
         if live is None:
-            return lambda: fixed
-        return lambda: (*live(), *fixed)
+            return lambda: self._known_now(snapshot.secrets)
+        return lambda: self._known_now(live(), snapshot.secrets)
 
     def start(self, snapshot: Snapshot, live_secrets: Callable[[], Sequence[str]] | None = None
               ) -> tuple[LoopGen, MaskingClient]:
         """The loop to drive (answered from the replay record when there is one) and the
         model client that masks every message it sends."""
         # The snapshot's secrets are the live ones: no code has run since it was taken.
-        self.secrets = tuple(self._known(snapshot, None)())
+        self.keep(snapshot.secrets)
+        self.secrets = self._known_now()
+        self.shown = self.interim["request"] = mask_secrets(self.request, self.secrets)
         if self.store is not None:  # the key serves only the replay record
             options = {"steps": self.settings.steps, "run": self.settings.run}
             # The command line's and the panel's thread is the notebook's path: one prompt run over
@@ -220,8 +243,10 @@ class Run:
                 held=len(self.held_by))
         replayed = self.record is not None and outcome.requests == 0
         entry = self.session.usage.add(self.request, self.endpoint.model, outcome, replayed=replayed)
-        # A secret typed into the request is masked at rest too (the record, the cell metadata).
-        shown = mask_secrets(self.request, self.secrets)
+        # A secret typed into the request is masked at rest too (the record, the cell metadata),
+        # with every secret the run was told of.
+        self.secrets = self._known_now()
+        shown = self.shown = mask_secrets(self.request, self.secrets)
         if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
             self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
         elif self.store is not None and replayed and self.record is not None and self.record.unverified \

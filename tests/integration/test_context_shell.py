@@ -146,3 +146,16 @@ def test_a_kernel_without_pandas_is_told_to_import_it_and_a_hostile_pd_costs_not
     assert len(model_server.requests) == 2 and "import pandas as pd`" in sent_context(model_server)
     run(ip, "import pandas as pd", "%ask units per region")
     assert len(model_server.requests) == 3 and "import pandas as pd`" not in sent_context(model_server)
+
+
+def test_the_kernel_says_which_secrets_it_holds_now(ip: Any) -> None:
+    # What the sidebar and the command line ask after each step (review #30, findings 4 and 5).
+    from jupyter_ai_ci.context import kernelsecrets
+
+    run(ip, "api_secret = 'vault-horse-battery-staple-42'", "sort_key = 'customer_id'")
+    answer = {"status": "ok", "data": {"text/plain": repr(kernelsecrets.kernel_side(""))}}
+    found = kernelsecrets.from_reply(answer)
+    assert "vault-horse-battery-staple-42" in found and "customer_id" not in found
+    # A kernel that cannot answer (jupyter_ai_ci missing there) gives none, never an exception.
+    assert kernelsecrets.from_reply({"status": "error", "ename": "ModuleNotFoundError"}) == ()
+    assert kernelsecrets.from_reply({"status": "ok", "data": {"text/plain": "'{not json'"}}) == ()

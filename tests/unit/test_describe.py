@@ -121,6 +121,9 @@ def test_hostile_objects_never_raise_and_are_not_probed() -> None:
 
 def test_secret_names_and_values_are_hidden() -> None:
     assert describe("api_key", "hunter2") == "api_key: str (value hidden: the name looks like a secret)"
+    # Review #30: a passphrase's name did not match the broad rule, so its value was listed.
+    assert describe("db_passphrase", "correct-horse-battery-staple") == \
+        "db_passphrase: str (value hidden: the name looks like a secret)"
     assert "sk-" not in describe("note", "use sk-abcdefghijklmnopqrstuvwxyz123456 here")
     config = {"user": "ann", "password": "hunter2", "token": "abc"}
     text = describe("config", config, full=True)

@@ -178,19 +178,23 @@ def test_secret_values_of_the_scenario() -> None:
 
 def test_secret_values_rules() -> None:
     ns = {
-        "db_password": "c0rrect-horse",  # credential-like: kept
-        "sales_password": "sales_2024",  # words and a number: an identifier, not credential-like
-        "passphrase": "correct horse battery",  # a passphrase: whitespace is allowed in a variable
-        "token_text": "New York",  # the same, though the literal in code is not masked (see below)
+        "db_password": "c0rrect-horse",  # credential-like
+        # Whatever a secret-named variable's value looks like, 8 characters or more (review #30):
+        "sales_password": "sales_2024",  # words and a number
+        "db_passphrase": "correct-horse-battery-staple",  # a passphrase of plain words
+        "api_token": "plain-token-value-123",
+        "token": "customer_id",  # a plain word: masked too; a column kept under such a name is rare
+        "client_secret": "{client_secret}",  # a placeholder: masking it costs nothing
+        "passphrase": "correct horse battery",  # whitespace is allowed in a variable
+        "token_text": "New York",
         "api_key": "short",  # too short
+        "pass_word": "        ",  # only whitespace: would blank every indent
         "sort_key": "x9Y8z7W6v5",  # a data key, whatever its value
         "key": "x9Y8z7W6v5",  # a bare key is a dict's, not a secret
         "tokenizer": "x9Y8z7W6v5",
         "token_count": "x9Y8z7W6v5",
         "secret_col": "x9Y8z7W6v5",
         "github_token": b"ghp_bytesAreDecoded12345",
-        "token": "customer_id",  # a plain word, not a credential
-        "client_secret": "{client_secret}",  # a placeholder
         "n_tokens": 3,
         "_i12": "hf_token = 'abc123def456'",  # IPython's history
         "_oh": {1: "x"},
@@ -200,17 +204,38 @@ def test_secret_values_rules() -> None:
     env = {
         "GITHUB_TOKEN": "plain-looking-value",  # the environment: any value counts
         "SOME_AUTH": "abcdefgh",
-        "MY_KEY": "has whitespace inside",
+        "MY_KEY": "has whitespace inside",  # a broad name: whitespace says it is not a key
+        "DB_PASSPHRASE": "env horse battery staple",  # a narrow one: a passphrase
         "API_KEY_SHORT": "abc",
         "HOME": "/home/user",
         "PWD": "/home/user/project",
     }
     assert secret_values(ns, env) == (
-        "ghp_bytesAreDecoded12345", "correct horse battery", "plain-looking-value", "c0rrect-horse",
-        "pr1v-4te-9876", "New York", "abcdefgh",
+        "correct-horse-battery-staple", "env horse battery staple", "ghp_bytesAreDecoded12345",
+        "correct horse battery", "plain-token-value-123", "plain-looking-value", "{client_secret}",
+        "c0rrect-horse", "pr1v-4te-9876", "customer_id", "sales_2024", "New York", "abcdefgh",
     )
-    assert mask_secrets('passphrase = "correct horse battery"') == 'passphrase = "correct horse battery"'
     assert mask_secrets("passphrase = 'correct horse battery'", secret_values(ns, {})) == "passphrase = '***'"
+
+
+def test_a_secret_named_variable_is_masked_whatever_its_value_looks_like() -> None:
+    # Review #30, finding 1: a passphrase of words went to the model in the cell's source and
+    # in the output of generated code that printed it.
+    ns = {"db_password": "correct-horse-battery-staple", "api_token": "plain-token-value-123"}
+    known = secret_values(ns, {})
+    cell = "db_password = 'correct-horse-battery-staple'\napi_token = 'plain-token-value-123'"
+    output = "connecting with correct-horse-battery-staple / plain-token-value-123"
+    assert mask_secrets(cell, known) == "db_password = '***'\napi_token = '***'"
+    assert mask_secrets(output, known) == "connecting with *** / ***"
+    # A cell not run yet (the panel and the command line send the notebook's cells): its literal.
+    assert mask_secrets(cell) == "db_password = '***'\napi_token = '***'"
+    assert mask_secrets('db_passphrase = "correct horse battery staple"') == 'db_passphrase = "***"'
+    assert mask_secrets('connect(password="correct horse battery staple")') == 'connect(password="***")'
+    # Still kept: after ":" a text with spaces is a message; by position, a list of columns; an
+    # environment variable's name; a placeholder.
+    for kept in ('{"password": "must be 8 characters or more"}', 'df[["api_key", "created_at"]]',
+                 'api_key: str = "OPENAI_API_KEY"', 'password = "{password}"'):
+        assert mask_secrets(kept) == kept
 
 
 @pytest.mark.parametrize("name, holds", [
@@ -228,6 +253,8 @@ def test_holds_secret_is_narrow(name: str, holds: bool) -> None:
 def test_is_secret_name_stays_broad() -> None:
     # Such a variable's value is never described, even when it is not masked.
     assert is_secret_name("sort_key") and is_secret_name("tokenizer") and is_secret_name("token_count")
+    # Never narrower than holds_secret: db_passphrase was masked but described (review #30).
+    assert is_secret_name("db_passphrase") and is_secret_name("DB_PASSPHRASE") and is_secret_name("db_pwd")
     assert not is_secret_name("pwd") and not is_secret_name("author")
 
 

@@ -12,7 +12,7 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
-from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult, Outcome
+from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult, Outcome, TransactionReport
 from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, replay_key
 from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
@@ -236,3 +236,45 @@ def test_a_store_that_cannot_be_written_costs_one_line_in_every_driver_and_not_t
         [line] = said
         assert line.startswith("· this request's replay record was not kept: cannot write in ")
         assert line.endswith("; the run itself is not affected\n")
+
+
+def test_the_cells_metadata_holds_the_request_masked_before_the_run_starts() -> None:
+    # Review #30, finding 2: the panel writes it into each cell it inserts, before the run ends.
+    typed = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    s, _ = session("```python\ny = 2\n```")
+    run = Run(s, f"set y with {typed} and {SECRET}", source="sidebar")
+    held = run.interim
+    assert held["request"] == f"set y with *** and {SECRET}" and held["source"] == "sidebar"
+    run.start(snapshot(run))  # the kernel's secrets: masked in place, in the dict a driver holds
+    assert held["request"] == "set y with *** and ***"
+
+
+def test_a_secret_the_code_loads_is_masked_after_the_rollback_took_it_away() -> None:
+    # Review #30, finding 4: the failed attempt printed it and was rolled back before the fix request.
+    loaded = "vault-horse-battery-staple-42"
+    s, client = session(f"```python\napi_secret = {loaded!r}\nprint(api_secret)\n1 / 0\n```",
+                        "```python\ny = 2\n```")
+    executor = NamespaceExecutor()
+    run = Run(s, "set y", source="test")
+    loop, model = run.start(snapshot(run))
+
+    def watch() -> None:  # as the flow does: the kernel's secrets after each step
+        from jupyter_ai_ci.context.privacy import secret_values
+        run.keep(secret_values({k: v for k, v in executor.ns.items() if k != "__builtins__"}, {}))
+
+    class Forgetting(NamespaceExecutor):
+        def execute(self, code: str) -> ExecutionResult:
+            result = executor.execute(code)
+            output = loaded if "print(api_secret)" in code else ""
+            return ExecutionResult(output=output, error=result.error)
+
+        def checkpoint(self, code: str) -> TransactionReport:
+            return TransactionReport()
+
+        def rollback(self) -> TransactionReport:
+            executor.ns.pop("api_secret", None)
+            return TransactionReport(dropped=("api_secret",))
+
+    assert drive(loop, model, Forgetting(), watch=watch).status == "success"
+    assert "api_secret" not in executor.ns  # rolled back ...
+    assert loaded not in json.dumps([m.content for m in client.requests[1]])  # ... and still masked

@@ -29,6 +29,12 @@ def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> 
         removed.append(name)
         if name == "OPENAI_API_KEY" and value and not settings.api_key:
             settings.api_key, settings.api_key_from_env = value, True
+    if removed and environ is os.environ:
+        # Unset is not gone: /proc/<this pid>/environ still shows the block the process began
+        # with, and a kernel can read its parent's (initialenv.py; docs/safety.md says what remains).
+        from jupyter_ai_ci.drivers.server.initialenv import blank_initial
+
+        blank_initial(removed)
     if removed:  # the magic in those kernels says why it has no key (model/client.py)
         from jupyter_ai_ci.model.client import KEY_KEPT_ENV
 

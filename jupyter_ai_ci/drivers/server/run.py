@@ -130,8 +130,9 @@ class SidebarRun:
 
     async def _drive(self, msg: AskMessage, run: Run, calls: KernelCalls, session: Session) -> None:
         s = session.settings
-        meta = {METADATA_KEY: {"request": run.request, "model": run.endpoint.model,
-                               "endpoint_host": run.endpoint.host, "source": "sidebar"}}
+        # The run's interim provenance: the request in it is masked already (a token typed into
+        # it must not stay in the saved notebook when the run ends before its final provenance).
+        meta = {METADATA_KEY: run.interim}
 
         async def in_kernel(expr: str) -> dict[str, Any]:
             return await calls.expression(expr, TRANSACTION_TIMEOUT)

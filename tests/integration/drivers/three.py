@@ -42,6 +42,7 @@ class Seen:
     names: list[str] = field(default_factory=list)  # which of the probed names the kernel holds after
     last_error: str = ""  # repr of sys.last_value in the kernel after the run
     approvals: list[dict[str, Any]] = field(default_factory=list)  # what the panel was asked to approve
+    executes: list[dict[str, Any]] = field(default_factory=list)  # the panel's execute messages (cell metadata)
 
     def texts(self) -> list[str]:
         return ["\n".join(str(m["content"]) for m in r["messages"]) for r in self.requests]
@@ -143,7 +144,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                   folder: Path, setup: list[str], request: str, replies: list[Reply],
                   probe: tuple[str, ...] = (), approve: bool = False) -> Seen:
     server.script(*replies)
-    approvals = []
+    approvals, executes = [], []
     r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
         {"path": "work.ipynb", "type": "notebook", "name": "work.ipynb", "kernel": {"name": "python3"}}))
     session = json.loads(r.body)
@@ -162,6 +163,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
         while True:
             msg = json.loads(await asyncio.wait_for(ws.read_message(), 180))
             if msg["type"] == "execute":  # as the panel does: a new cell, run in the notebook's kernel
+                executes.append(msg)
                 status, outputs = await _run_in(client, msg["code"])
                 ran += 1
                 ws.write_message(json.dumps({"type": "executed", "id": msg["id"], "status": status,
@@ -179,7 +181,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
     use = msg.get("session", {})
     usage = (use.get("requests", 0), use.get("prompt", 0), use.get("completion", 0))
     return Seen("sidebar", msg["status"], msg["message"], usage, records(folder), list(server.requests), names,
-                last, approvals)
+                last, approvals, executes)
 
 
 def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply]) -> Seen:
