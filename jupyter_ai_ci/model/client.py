@@ -265,6 +265,7 @@ class OpenAIClient:
         self._async: Any = None
         # The fields that help code on this server (model/dialect.py), decided on the first request.
         self._detected: tuple[tuple[str, object], ...] | None = None
+        self._probing: Any = None  # asyncio.Lock: concurrent first requests ask the server once
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None) -> ModelReply:
@@ -304,9 +305,14 @@ class OpenAIClient:
 
                 self._async = openai.AsyncOpenAI(**_client_args(self.endpoint, asynchronous=True))
             if self._detected is None:
-                kind = await dialect.adetect(self._async, self.endpoint.base_url, _transport().Response) \
-                    if self.endpoint.probe else dialect.UNKNOWN
-                self._detected = dialect.fields_for(kind)
+                import asyncio
+
+                self._probing = self._probing or asyncio.Lock()
+                async with self._probing:
+                    if self._detected is None:
+                        kind = await dialect.adetect(self._async, self.endpoint.base_url, _transport().Response) \
+                            if self.endpoint.probe else dialect.UNKNOWN
+                        self._detected = dialect.fields_for(kind)
             response = await _post(self._async, _at(self.endpoint, temperature), messages, self._detected)
             try:
                 if self.endpoint.stream:

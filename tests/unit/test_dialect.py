@@ -95,6 +95,20 @@ def test_llama_cpp_gets_repeat_penalty_one_in_every_request(server: ScriptedOpen
     assert [p for p in server.gets if p.endswith("/models")] == ["/v1/models"]  # asked once a process
 
 
+def test_concurrent_first_requests_ask_the_server_once(server: ScriptedOpenAIServer) -> None:
+    server.models = LLAMA_SERVER
+    server.script("a", "b", "c")
+    client = _client(server)
+
+    async def three() -> list[str]:
+        replies = await asyncio.gather(*(client.acomplete(HI) for _ in range(3)))
+        return [r.text for r in replies]
+
+    assert sorted(asyncio.run(three())) == ["a", "b", "c"]
+    assert server.gets == ["/v1/models"]
+    assert [body["repeat_penalty"] for body in server.requests] == [1.0] * 3
+
+
 @pytest.mark.parametrize("models", [OLLAMA, VLLM, None])
 def test_ollama_and_unknown_servers_get_only_openai_fields(server: ScriptedOpenAIServer,
                                                            models: dict[str, Any] | None) -> None:
