@@ -8,10 +8,12 @@ the loop nor the user ever sees an SDK traceback.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import json
 import os
 import socket
 import sys
+import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -232,20 +234,36 @@ def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: S
                     cast_to=_transport().Response, stream=endpoint.stream)
 
 
+def _loopback(base_url: str | None) -> bool:
+    host = (urlparse(base_url).hostname or "") if base_url else ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _client_args(endpoint: Endpoint, asynchronous: bool = False) -> dict[str, Any]:
     import openai
 
     endpoint.check()
     # The SDK's own HTTP client and limits, with TCP_NODELAY: the request goes out as two
     # writes (headers, body), and on a kept connection Nagle holds the second until the
-    # server's delayed ACK, ~40 ms a request.  Proxies from the environment still apply.
+    # server's delayed ACK, ~40 ms a request.  A client given its own transport ignores the
+    # environment's proxies (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), so with any set it keeps the
+    # SDK's default, except for a server on this machine, which no proxy can reach for us.
     transport = _transport()
     nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
     limits = openai.DEFAULT_CONNECTION_LIMITS
-    http_client = (
-        openai.DefaultAsyncHttpxClient(transport=transport.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
-        if asynchronous else
-        openai.DefaultHttpxClient(transport=transport.HTTPTransport(limits=limits, socket_options=nodelay)))
+    if urllib.request.getproxies() and not _loopback(endpoint.base_url):
+        http_client = openai.DefaultAsyncHttpxClient() if asynchronous else openai.DefaultHttpxClient()
+    elif asynchronous:
+        http_client = openai.DefaultAsyncHttpxClient(
+            transport=transport.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
+    else:
+        http_client = openai.DefaultHttpxClient(
+            transport=transport.HTTPTransport(limits=limits, socket_options=nodelay))
     return {
         # Local servers need no key, but the SDK insists on one.
         "api_key": endpoint.api_key or "no-key-needed",

@@ -140,6 +140,36 @@ def test_openai_is_never_asked_and_never_sent_a_field_of_ours(server: ScriptedOp
     assert dialect.fields_for(dialect.OPENAI) == ()
 
 
+def test_a_request_to_openai_through_the_environments_proxy_has_only_openai_fields(
+        server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The whole client, sync and async: http://api.openai.com reached through HTTP_PROXY, the
+    # scripted server, which would answer /v1/models as llama.cpp if it were asked.
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{server.port}")
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server.models, server.models_headers = LLAMA_SERVER, {"Server": "llama.cpp"}
+    server.script("a", "b")
+    client = OpenAIClient(Endpoint(model="gpt-4o-mini", base_url="http://api.openai.com/v1", api_key="sk-x",
+                                   max_retries=0, timeout=5.0))
+    assert client.complete(HI).text == "a"
+    assert asyncio.run(client.acomplete(HI)).text == "b"
+    assert server.gets == []
+    assert [set(body) for body in server.requests] == [OPENAI_FIELDS] * 2
+
+
+def test_a_server_on_this_machine_is_reached_directly_whatever_the_proxy(
+        server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # a proxy that is not there: a request sent to it fails
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    server.script("a", "b")
+    assert _client(server).complete(HI).text == "a"
+    assert _client(server, base_url=server.base_url.replace("127.0.0.1", "localhost")).complete(HI).text == "b"
+
+
 def test_request_extra_is_merged_last_and_wins(server: ScriptedOpenAIServer) -> None:
     server.models = LLAMA_CPP_PYTHON
     server.script("a", "b")
