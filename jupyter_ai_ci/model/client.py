@@ -8,12 +8,8 @@ the loop nor the user ever sees an SDK traceback.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import json
 import os
-import socket
-import sys
-import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +24,7 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
-from jupyter_ai_ci.model import dialect
+from jupyter_ai_ci.model import dialect, transport
 from jupyter_ai_ci.model.reply import Accumulator, StreamError, TextCallback, aevents, events
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -134,8 +130,8 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     # Read errors while we read the body (the SDK wraps only those it reads itself).
-    transport = _transport()
-    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
+    library = transport.http_library()
+    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, library.TimeoutException):
         # The SDK tries a request that timed out again (not a reply that stalled while we read it).
         tried = _tries(endpoint) if isinstance(exc, openai.APITimeoutError) else ""
         return ModelUnreachable(
@@ -178,7 +174,7 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
             f"{where} answered {exc.status_code} for model {endpoint.model!r}{tried}; "
             "try again later or check the server's log"
         )
-    if isinstance(exc, transport.TransportError):
+    if isinstance(exc, library.TransportError):
         return ModelServerError(f"the reply from {where} was cut off mid-stream; try again")
     if isinstance(exc, StreamError):
         return ModelServerError(f"{where} reported an error in the middle of its reply; try again")
@@ -216,14 +212,6 @@ def _request_body(endpoint: Endpoint, messages: Sequence[Message],
     return body
 
 
-def _transport() -> Any:
-    """The HTTP library the installed SDK sends with (httpx for openai 1.x, httpx2 later)."""
-    import openai
-
-    base = next(t for t in openai.DefaultHttpxClient.__mro__[1:] if t.__name__ == "Client")
-    return sys.modules[base.__module__.split(".")[0]]
-
-
 def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: Sequence[tuple[str, object]]) -> Any:
     """The SDK's documented ``post`` for a request it need not convert, returning the HTTP
     response itself.  ``chat.completions.create`` walks the typed parameters (~1 ms) and
@@ -231,46 +219,18 @@ def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: S
     the body here is strings and numbers, and the reply is read as plain JSON.  The SDK still
     sends it: the key, retries with backoff, the timeout and the 4xx/5xx errors are its own."""
     return sdk.post("/chat/completions", body=_request_body(endpoint, messages, detected),
-                    cast_to=_transport().Response, stream=endpoint.stream)
-
-
-def _loopback(base_url: str | None) -> bool:
-    host = (urlparse(base_url).hostname or "") if base_url else ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+                    cast_to=transport.http_library().Response, stream=endpoint.stream)
 
 
 def _client_args(endpoint: Endpoint, asynchronous: bool = False) -> dict[str, Any]:
-    import openai
-
     endpoint.check()
-    # The SDK's own HTTP client and limits, with TCP_NODELAY: the request goes out as two
-    # writes (headers, body), and on a kept connection Nagle holds the second until the
-    # server's delayed ACK, ~40 ms a request.  A client given its own transport ignores the
-    # environment's proxies (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), so with any set it keeps the
-    # SDK's default, except for a server on this machine, which no proxy can reach for us.
-    transport = _transport()
-    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-    limits = openai.DEFAULT_CONNECTION_LIMITS
-    if urllib.request.getproxies() and not _loopback(endpoint.base_url):
-        http_client = openai.DefaultAsyncHttpxClient() if asynchronous else openai.DefaultHttpxClient()
-    elif asynchronous:
-        http_client = openai.DefaultAsyncHttpxClient(
-            transport=transport.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
-    else:
-        http_client = openai.DefaultHttpxClient(
-            transport=transport.HTTPTransport(limits=limits, socket_options=nodelay))
     return {
         # Local servers need no key, but the SDK insists on one.
         "api_key": endpoint.api_key or "no-key-needed",
         "base_url": endpoint.base_url,
         "timeout": endpoint.timeout,
         "max_retries": endpoint.max_retries,
-        "http_client": http_client,
+        "http_client": transport.http_client(endpoint.base_url, asynchronous),
     }
 
 
@@ -294,8 +254,7 @@ class OpenAIClient:
 
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
             if self._detected is None:
-                kind = dialect.detect(self._sync, self.endpoint.base_url, _transport().Response) \
-                    if self.endpoint.probe else dialect.UNKNOWN
+                kind = dialect.detect(self._sync, self.endpoint.base_url) if self.endpoint.probe else dialect.UNKNOWN
                 self._detected = dialect.fields_for(kind)
             response = _post(self._sync, _at(self.endpoint, temperature), messages, self._detected)
             try:
@@ -328,7 +287,7 @@ class OpenAIClient:
                 self._probing = self._probing or asyncio.Lock()
                 async with self._probing:
                     if self._detected is None:
-                        kind = await dialect.adetect(self._async, self.endpoint.base_url, _transport().Response) \
+                        kind = await dialect.adetect(self._async, self.endpoint.base_url) \
                             if self.endpoint.probe else dialect.UNKNOWN
                         self._detected = dialect.fields_for(kind)
             response = await _post(self._async, _at(self.endpoint, temperature), messages, self._detected)

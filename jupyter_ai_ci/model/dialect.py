@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from jupyter_ai_ci.model import transport
+
 __all__ = ["LLAMA_CPP", "OLLAMA", "OPENAI", "PROBE_TIMEOUT", "UNKNOWN", "adetect", "detect", "fields_for",
            "forget", "kind_from_models", "openai_hosted"]
 
@@ -76,26 +78,26 @@ def fields_for(kind: str) -> tuple[tuple[str, object], ...]:
     return _FIELDS.get(kind, ())
 
 
-def detect(sdk: Any, base_url: str | None, response_type: type) -> str:
+def detect(sdk: Any, base_url: str | None) -> str:
     """The kind of server at ``base_url``, asked at most once a process with ``sdk`` (an
     ``openai.OpenAI``: its key, proxies and TLS settings) and remembered."""
     kind = _known(base_url)
     if kind is not None:
         return kind
     try:
-        reply = sdk.get("/models", cast_to=response_type, options=_PROBE_OPTIONS)
+        reply = sdk.get("/models", cast_to=transport.http_library().Response, options=_PROBE_OPTIONS)
         return _remember(str(base_url), kind_from_models(_json(reply), reply.headers))
     except Exception as exc:  # noqa: BLE001 -- any failure is "unknown": the request goes out plain
         return _failed(str(base_url), exc)
 
 
-async def adetect(sdk: Any, base_url: str | None, response_type: type) -> str:
+async def adetect(sdk: Any, base_url: str | None) -> str:
     """``detect`` with an ``openai.AsyncOpenAI``."""
     kind = _known(base_url)
     if kind is not None:
         return kind
     try:
-        reply = await sdk.get("/models", cast_to=response_type, options=_PROBE_OPTIONS)
+        reply = await sdk.get("/models", cast_to=transport.http_library().Response, options=_PROBE_OPTIONS)
         return _remember(str(base_url), kind_from_models(_json(reply), reply.headers))
     except Exception as exc:  # noqa: BLE001
         return _failed(str(base_url), exc)

@@ -131,11 +131,11 @@ def test_openai_is_never_asked_and_never_sent_a_field_of_ours(server: ScriptedOp
         return openai.OpenAI(base_url=url, api_key="sk-x", max_retries=0,
                              http_client=httpx.Client(proxy=f"http://127.0.0.1:{server.port}"))
 
-    assert dialect.detect(sdk("http://llama.example/v1"), "http://llama.example/v1", httpx.Response) \
+    assert dialect.detect(sdk("http://llama.example/v1"), "http://llama.example/v1") \
         == dialect.LLAMA_CPP
     assert server.gets == ["http://llama.example/v1/models"]
     for url in ("http://api.openai.com/v1", "http://me.openai.azure.com/openai"):
-        assert dialect.detect(sdk(url), url, httpx.Response) == dialect.OPENAI
+        assert dialect.detect(sdk(url), url) == dialect.OPENAI
     assert server.gets == ["http://llama.example/v1/models"]
     assert dialect.fields_for(dialect.OPENAI) == ()
 
@@ -224,10 +224,10 @@ def test_a_silent_server_is_unknown_within_the_probe_timeout_and_not_asked_again
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
         sdk = openai.OpenAI(base_url=url, api_key="x", timeout=60.0, max_retries=3)
         started = time.monotonic()
-        assert dialect.detect(sdk, url, httpx.Response) == dialect.UNKNOWN
+        assert dialect.detect(sdk, url) == dialect.UNKNOWN
         assert time.monotonic() - started < dialect.PROBE_TIMEOUT + 1.5  # not the 60 s, not retried
         started = time.monotonic()
-        assert dialect.detect(sdk, url, httpx.Response) == dialect.UNKNOWN
+        assert dialect.detect(sdk, url) == dialect.UNKNOWN
         assert time.monotonic() - started < 0.1  # remembered
 
 
@@ -237,8 +237,8 @@ def test_a_server_not_running_yet_is_asked_again_once_it_is() -> None:
         port = s.getsockname()[1]  # closed again: nothing listens there
     url = f"http://127.0.0.1:{port}/v1"
     sdk = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
-    assert dialect.detect(sdk, url, httpx.Response) == dialect.UNKNOWN
+    assert dialect.detect(sdk, url) == dialect.UNKNOWN
     with ScriptedOpenAIServer(port=port) as started:  # the user starts llama-server there
         started.models = LLAMA_SERVER
-        assert dialect.detect(sdk, url, httpx.Response) == dialect.LLAMA_CPP
+        assert dialect.detect(sdk, url) == dialect.LLAMA_CPP
         assert started.gets == ["/v1/models"]
