@@ -18,8 +18,9 @@ asks its ``/v1/models`` once, and a llama.cpp server is sent ``repeat_penalty`` 
   ``PARAMETER repeat_penalty 1`` in a Modelfile (docs/configuration.md).
 - Anything else, or a probe that fails or is slow: ``unknown``, sent nothing extra.
 
-A probe that could not connect is not remembered (the request itself fails the same way, and
-the server may be started before the next one); any other answer is, for the process.
+A probe that could not connect, or was answered "not now" (a server still loading its model,
+a rejected key, 5xx), is not remembered: the request itself fails or waits the same way, and the
+next one asks again.  Any other answer is remembered for the process.
 """
 
 from __future__ import annotations
@@ -128,9 +129,19 @@ def _remember(base_url: str, kind: str) -> str:
 def _failed(base_url: str, exc: Exception) -> str:
     import openai
 
+    if isinstance(exc, openai.APIStatusError):
+        # llama-server names itself even in the 503 it answers while it loads the model.
+        kind = kind_from_models(None, exc.response.headers)
+        if kind != UNKNOWN or exc.status_code not in _NOT_YET:
+            return _remember(base_url, kind)
+        return UNKNOWN  # not ready, or the key is being fixed: ask again next time
     if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
         return UNKNOWN  # nothing listens yet: ask again once it does
     return _remember(base_url, UNKNOWN)
+
+
+# Answers that say nothing about the server yet (still loading, overloaded, a key being fixed).
+_NOT_YET = frozenset({401, 403, 408, 429, 500, 502, 503, 504})
 
 
 def forget() -> None:

@@ -52,6 +52,7 @@ class ScriptedOpenAIServer:
         self.gets: list[str] = []
         self.models: dict[str, Any] | None = None  # None: one model, ``model``
         self.models_headers: dict[str, str] = {}
+        self.models_status = 200
         self.misses: list[str] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -142,7 +143,11 @@ class ScriptedOpenAIServer:
                     server.gets.append(self.path)
                 if self.path.rstrip("/").endswith("/models"):
                     models = server.models or {"object": "list", "data": [{"id": server.model, "object": "model"}]}
-                    self._json(200, models, {k: v for k, v in server.models_headers.items() if k != "Server"})
+                    headers = {k: v for k, v in server.models_headers.items() if k != "Server"}
+                    if server.models_status != 200:
+                        self._error(server.models_status, "scripted /models status", headers)
+                    else:
+                        self._json(200, models, headers)
                 else:
                     self._error(404, "not found")
 

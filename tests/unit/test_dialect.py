@@ -242,3 +242,23 @@ def test_a_server_not_running_yet_is_asked_again_once_it_is() -> None:
         started.models = LLAMA_SERVER
         assert dialect.detect(sdk, url) == dialect.LLAMA_CPP
         assert started.gets == ["/v1/models"]
+
+
+def test_a_server_still_loading_is_asked_again_unless_it_named_itself(server: ScriptedOpenAIServer) -> None:
+    sdk = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    server.models_status = 503  # llama-server while it loads the model; many servers when overloaded
+    assert dialect.detect(sdk, server.base_url) == dialect.UNKNOWN
+    server.models_headers = {"Server": "llama.cpp"}
+    assert dialect.detect(sdk, server.base_url) == dialect.LLAMA_CPP  # asked again, named in the 503
+    server.models_status, server.models_headers = 200, {}
+    assert dialect.detect(sdk, server.base_url) == dialect.LLAMA_CPP  # remembered
+    assert server.gets == ["/v1/models"] * 2
+
+
+def test_a_server_without_models_is_asked_once(server: ScriptedOpenAIServer) -> None:
+    sdk = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    server.models_status = 404
+    assert dialect.detect(sdk, server.base_url) == dialect.UNKNOWN
+    server.models_status, server.models = 200, LLAMA_SERVER
+    assert dialect.detect(sdk, server.base_url) == dialect.UNKNOWN
+    assert server.gets == ["/v1/models"]
