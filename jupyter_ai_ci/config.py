@@ -10,14 +10,30 @@ configuration.  ``c.AskMagics.x`` reaches only the magic.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, Unicode, default
+from traitlets import Any as AnyTrait
+from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
 MODEL_ENV = "JUPYTER_AI_CI_MODEL"
+
+# Request fields jupyter-ai-ci sets itself: one of the user's would break the request or its reading.
+OWN_REQUEST_FIELDS = ("model", "messages", "stream", "stream_options")
+
+
+class JSONValue(AnyTrait):
+    """Any JSON value; from the command line (``key=value``) the value is read as JSON, so
+    ``repeat_penalty=1.0`` is the number 1.0 and ``stop='["x"]'`` a list, else it stays text."""
+
+    def from_string(self, s: str) -> Any:
+        try:
+            return json.loads(s)
+        except ValueError:
+            return s
 
 
 class AICISettings(Configurable):
@@ -172,6 +188,30 @@ class AICISettings(Configurable):
     ).tag(config=True)
 
     stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
+
+    request_extra = Dict(
+        value_trait=JSONValue(),
+        help="Extra fields for every chat request, merged last (over the fields jupyter-ai-ci sends, "
+        "yours win), e.g. {'top_k': 20} or {'repeat_penalty': 1.05}. A llama.cpp server is found "
+        "by itself and sent repeat_penalty 1.0; OpenAI refuses fields it does not know. "
+        "model, messages, stream and stream_options cannot be set here.",
+    ).tag(config=True)
+
+    @validate("request_extra")
+    def _check_request_extra(self, proposal: Any) -> dict[str, Any]:
+        extra = dict(proposal["value"])
+        for key in extra:
+            if not isinstance(key, str):
+                raise TraitError(f"AICISettings.request_extra: field names are text, not {key!r}")
+            if key in OWN_REQUEST_FIELDS:
+                raise TraitError(f"AICISettings.request_extra cannot set {key!r}: jupyter-ai-ci sends it "
+                                 "itself; remove it (the model is AICISettings.model, streaming .stream)")
+        try:
+            json.dumps(extra, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TraitError(f"AICISettings.request_extra must be JSON (numbers, text, true/false, "
+                             f"null, lists, objects): {exc}") from None
+        return extra
 
     replay = Bool(
         True,

@@ -10,8 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import socket
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +24,7 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
+from jupyter_ai_ci.model import dialect, transport
 from jupyter_ai_ci.model.reply import Accumulator, StreamError, TextCallback, aevents, events
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -78,6 +77,11 @@ class Endpoint:
     max_tokens: int = 0  # 0: let the server decide
     # Server-specific request fields (e.g. llama.cpp's repeat_penalty), as pairs to stay hashable.
     extra_body: tuple[tuple[str, object], ...] = ()
+    # The user's own fields (AICISettings.request_extra) as a JSON object, sent last, over all.
+    request_extra: str = ""
+    # Ask the server what it is (model/dialect.py) and send the fields that help code there;
+    # False where the fields are known already (the managed local model).
+    probe: bool = True
     # Where the base URL and the key were set, for the error that asks to check them: the
     # environment, or the configuration (%config, jupyter_*_config.py).  Not part of the identity.
     base_url_from: str = field(default="OPENAI_BASE_URL", compare=False)
@@ -96,6 +100,7 @@ class Endpoint:
             max_retries=s.max_request_retries,
             stream=s.stream,
             max_tokens=s.max_reply_tokens,
+            request_extra=json.dumps(s.request_extra, sort_keys=True) if s.request_extra else "",
             base_url_from="the configured base_url" if s.base_url else "OPENAI_BASE_URL",
             api_key_from="the configured api_key" if s.api_key and not s.api_key_from_env else "OPENAI_API_KEY",
         )
@@ -125,8 +130,8 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     # Read errors while we read the body (the SDK wraps only those it reads itself).
-    transport = _transport()
-    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, transport.TimeoutException):
+    library = transport.http_library()
+    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, library.TimeoutException):
         # The SDK tries a request that timed out again (not a reply that stalled while we read it).
         tried = _tries(endpoint) if isinstance(exc, openai.APITimeoutError) else ""
         return ModelUnreachable(
@@ -156,13 +161,20 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
             "and the base URL (it usually ends in /v1)"
         )
     if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (400, 422) and endpoint.request_extra:
+            # A field of the user's the server does not take (OpenAI refuses unknown ones).
+            names = ", ".join(json.loads(endpoint.request_extra))
+            return ModelServerError(
+                f"{where} refused the request ({exc.status_code}) for model {endpoint.model!r}: "
+                f"check that it takes the fields AICISettings.request_extra adds ({names})"
+            )
         # The SDK tries a 5xx again, as it does a 429 (whose line says so too).
         tried = _tries(endpoint) if exc.status_code >= 500 else ""
         return ModelServerError(
             f"{where} answered {exc.status_code} for model {endpoint.model!r}{tried}; "
             "try again later or check the server's log"
         )
-    if isinstance(exc, transport.TransportError):
+    if isinstance(exc, library.TransportError):
         return ModelServerError(f"the reply from {where} was cut off mid-stream; try again")
     if isinstance(exc, StreamError):
         return ModelServerError(f"{where} reported an error in the middle of its reply; try again")
@@ -180,7 +192,8 @@ def _at(endpoint: Endpoint, temperature: float | None) -> Endpoint:
     return endpoint if temperature is None else replace(endpoint, temperature=temperature)
 
 
-def _request_body(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, Any]:
+def _request_body(endpoint: Endpoint, messages: Sequence[Message],
+                  detected: Sequence[tuple[str, object]] = ()) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": [m.as_dict() for m in messages],
@@ -191,49 +204,33 @@ def _request_body(endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, 
         body["stream_options"] = {"include_usage": True}
     if endpoint.max_tokens:
         body["max_tokens"] = endpoint.max_tokens
-    body.update(endpoint.extra_body)  # as the SDK merges extra_body: last, over the rest
+    # As the SDK merges extra_body: last, over the rest; the user's own fields over ours.
+    body.update(detected)
+    body.update(endpoint.extra_body)
+    if endpoint.request_extra:
+        body.update(json.loads(endpoint.request_extra))
     return body
 
 
-def _transport() -> Any:
-    """The HTTP library the installed SDK sends with (httpx for openai 1.x, httpx2 later)."""
-    import openai
-
-    base = next(t for t in openai.DefaultHttpxClient.__mro__[1:] if t.__name__ == "Client")
-    return sys.modules[base.__module__.split(".")[0]]
-
-
-def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message]) -> Any:
+def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: Sequence[tuple[str, object]]) -> Any:
     """The SDK's documented ``post`` for a request it need not convert, returning the HTTP
     response itself.  ``chat.completions.create`` walks the typed parameters (~1 ms) and
     builds a typed model for every streamed chunk (most of the client's time per attempt);
     the body here is strings and numbers, and the reply is read as plain JSON.  The SDK still
     sends it: the key, retries with backoff, the timeout and the 4xx/5xx errors are its own."""
-    return sdk.post("/chat/completions", body=_request_body(endpoint, messages),
-                    cast_to=_transport().Response, stream=endpoint.stream)
+    return sdk.post("/chat/completions", body=_request_body(endpoint, messages, detected),
+                    cast_to=transport.http_library().Response, stream=endpoint.stream)
 
 
 def _client_args(endpoint: Endpoint, asynchronous: bool = False) -> dict[str, Any]:
-    import openai
-
     endpoint.check()
-    # The SDK's own HTTP client and limits, with TCP_NODELAY: the request goes out as two
-    # writes (headers, body), and on a kept connection Nagle holds the second until the
-    # server's delayed ACK, ~40 ms a request.  Proxies from the environment still apply.
-    transport = _transport()
-    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-    limits = openai.DEFAULT_CONNECTION_LIMITS
-    http_client = (
-        openai.DefaultAsyncHttpxClient(transport=transport.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
-        if asynchronous else
-        openai.DefaultHttpxClient(transport=transport.HTTPTransport(limits=limits, socket_options=nodelay)))
     return {
         # Local servers need no key, but the SDK insists on one.
         "api_key": endpoint.api_key or "no-key-needed",
         "base_url": endpoint.base_url,
         "timeout": endpoint.timeout,
         "max_retries": endpoint.max_retries,
-        "http_client": http_client,
+        "http_client": transport.http_client(endpoint.base_url, asynchronous),
     }
 
 
@@ -244,6 +241,9 @@ class OpenAIClient:
         self.endpoint = endpoint
         self._sync: Any = None
         self._async: Any = None
+        # The fields that help code on this server (model/dialect.py), decided on the first request.
+        self._detected: tuple[tuple[str, object], ...] | None = None
+        self._probing: Any = None  # asyncio.Lock: concurrent first requests ask the server once
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None) -> ModelReply:
@@ -253,7 +253,10 @@ class OpenAIClient:
                 import openai
 
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
-            response = _post(self._sync, _at(self.endpoint, temperature), messages)
+            if self._detected is None:
+                kind = dialect.detect(self._sync, self.endpoint.base_url) if self.endpoint.probe else dialect.UNKNOWN
+                self._detected = dialect.fields_for(kind)
+            response = _post(self._sync, _at(self.endpoint, temperature), messages, self._detected)
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -278,7 +281,16 @@ class OpenAIClient:
                 import openai
 
                 self._async = openai.AsyncOpenAI(**_client_args(self.endpoint, asynchronous=True))
-            response = await _post(self._async, _at(self.endpoint, temperature), messages)
+            if self._detected is None:
+                import asyncio
+
+                self._probing = self._probing or asyncio.Lock()
+                async with self._probing:
+                    if self._detected is None:
+                        kind = await dialect.adetect(self._async, self.endpoint.base_url) \
+                            if self.endpoint.probe else dialect.UNKNOWN
+                        self._detected = dialect.fields_for(kind)
+            response = await _post(self._async, _at(self.endpoint, temperature), messages, self._detected)
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):

@@ -307,6 +307,7 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
                    timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
                    max_tokens=endpoint.max_tokens or 1024,  # a whole analysis in code, not a story
                    extra_body=(("repeat_penalty", 1.0),),  # llama.cpp's 1.1 default hurts code
+                   probe=False,  # known to be llama-cpp-python: no need to ask it
                    base_url_from="the local model server's port", api_key_from="the local model server's key")
 
 

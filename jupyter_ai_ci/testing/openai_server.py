@@ -3,7 +3,9 @@
 Streamed (SSE) and whole replies, with ``usage``; faults on demand (status
 codes, Retry-After, a stream cut mid-reply, a malformed body, a slow answer).
 Every request body is recorded, so tests assert on what was *sent* as well as
-on what happened.  Nothing in the SDK is patched: requests travel over TCP.
+on what happened; so is every GET's path.  ``models`` / ``models_headers`` set what
+``GET /v1/models`` answers, to stand in for llama.cpp, Ollama or another server.
+Nothing in the SDK is patched: requests travel over TCP.
 
     with ScriptedOpenAIServer([Reply("```python\\nx = 1\\n```")]) as server:
         os.environ["OPENAI_BASE_URL"] = server.base_url
@@ -47,6 +49,10 @@ class ScriptedOpenAIServer:
         self.api_key = api_key
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.gets: list[str] = []
+        self.models: dict[str, Any] | None = None  # None: one model, ``model``
+        self.models_headers: dict[str, str] = {}
+        self.models_status = 200
         self.misses: list[str] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -83,6 +89,7 @@ class ScriptedOpenAIServer:
         with self._lock:
             self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
             self.requests.clear()
+            self.gets.clear()
             self.misses.clear()
 
     def request_texts(self) -> list[str]:
@@ -107,6 +114,10 @@ class ScriptedOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def version_string(self) -> str:
+                # The Server header, once: a server that names itself there (llama-server) does so.
+                return server.models_headers.get("Server") or super().version_string()
+
             def handle(self) -> None:
                 try:
                     super().handle()
@@ -128,8 +139,15 @@ class ScriptedOpenAIServer:
                            headers)
 
             def do_GET(self) -> None:
+                with server._lock:
+                    server.gets.append(self.path)
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                    models = server.models or {"object": "list", "data": [{"id": server.model, "object": "model"}]}
+                    headers = {k: v for k, v in server.models_headers.items() if k != "Server"}
+                    if server.models_status != 200:
+                        self._error(server.models_status, "scripted /models status", headers)
+                    else:
+                        self._json(200, models, headers)
                 else:
                     self._error(404, "not found")
 
