@@ -3,8 +3,10 @@ and how each answer was shown, so that wrong answers shown as done are counted.
 
 "Shown as done" is the loop's ✓ (status ``success``: code ran, the run ended well) and, for the
 baseline, code that ran without an error.  A wrong answer shown as done is *silently wrong*.
-"No code" is an answer in words only (the loop's ``answered``, a baseline reply without a python
-block): a number in it was not computed.
+"No code" is an answer in words only (the loop's ``answered``, or ``not-answered`` when the question
+was about data and the model wrote no code when asked again; a baseline reply without a python
+block): a number in it was not computed.  "Flagged" is the loop's ⚠ (``unchecked``): code ran, and
+the answer in words states a number no output showed -- not a plain ✓, so not silently wrong.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from .dabench_run import Answered, QuestionRun
 
 WAYS = ("loop", "one-shot")
 DONE = {"success", "ran"}
-NO_CODE = {"answered", "no-code"}
-_SHOWN = {"success": "✓ done", "answered": "✓ no code", "ran": "ran", "no-code": "no code", "raised": "raised"}
+NO_CODE = {"answered", "no-code", "not-answered"}
+FLAGGED = {"unchecked"}
+_SHOWN = {"success": "✓ done", "answered": "✓ no code", "ran": "ran", "no-code": "no code", "raised": "raised",
+          "not-answered": "✗ no code", "unchecked": "⚠ done"}
 
 
 def _figures(answers: list[Answered]) -> dict[str, Any]:
@@ -36,7 +40,9 @@ def _figures(answers: list[Answered]) -> dict[str, Any]:
         "silently_wrong": sum(a.status in DONE and not a.right for a in answers),
         "no_code": sum(a.status in NO_CODE for a in answers),
         "no_code_right": sum(a.status in NO_CODE and a.right for a in answers),
-        "failed": sum(a.status not in DONE | NO_CODE | {"error"} for a in answers),
+        "flagged": sum(a.status in FLAGGED for a in answers),
+        "flagged_right": sum(a.status in FLAGGED and a.right for a in answers),
+        "failed": sum(a.status not in DONE | NO_CODE | FLAGGED | {"error"} for a in answers),
         "errors": sum(a.status == "error" for a in answers),
         "statuses": dict(Counter(a.status for a in answers)),
         "attempts": sum(a.attempts for a in answers),
@@ -71,7 +77,7 @@ def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
     lines += [f"{r.id:>5}  {r.level:<7}{_cell(_way(r, 'loop')):<22}{_cell(_way(r, 'one-shot')):<22}{r.file_name}"
               for r in runs]
     head = (f"\n{'':<10}{'by question':>14}{'by sub-q':>14}{'shown done':>11}{'silently wrong':>15}"
-            f"{'no code (right)':>16}{'failed':>7}{'errors':>7}{'tokens':>9}{'s/question':>11}")
+            f"{'no code (right)':>16}{'⚠ (right)':>10}{'failed':>7}{'errors':>7}{'tokens':>9}{'s/question':>11}")
     lines += [head, "-" * (len(head) - 1)]
     for way in WAYS:
         f = summary[way]
@@ -79,6 +85,7 @@ def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
             f"{way:<10}{f['accuracy_by_question']:>7.1%} {f['right']:>2}/{f['questions']:<3}"
             f"{f['accuracy_by_sub_question']:>7.1%} {f['sub_right']:>2}/{f['sub_questions']:<3}"
             f"{f['shown_done']:>11}{f['silently_wrong']:>15}{f['no_code']:>12} ({f['no_code_right']})"
+            f"{f['flagged']:>6} ({f['flagged_right']})"
             f"{f['failed']:>7}{f['errors']:>7}{f['prompt_tokens'] + f['completion_tokens']:>9}"
             f"{f['seconds_per_question']:>11.1f}")
     return "\n".join(lines)

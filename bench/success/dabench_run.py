@@ -116,9 +116,16 @@ class DabenchWorker(Worker):
         run = Run(Session(settings, self.model), question.request(), source="bench")
         outcome = (await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None,
                                    timings)).outcome
-        response = "\n".join([*(_shown(c.result) for c in outcome.cells), outcome.answer])
+        # A run that ended not answered shows its words as no answer: they are not graded.
+        answer = "" if outcome.status == "failed" else outcome.answer
+        response = "\n".join([*(_shown(c.result) for c in outcome.cells), answer])
         last = outcome.last_error
-        return Answered("loop", outcome.status, grade(response, question.labels), response,
+        status: str = outcome.status
+        if status == "failed" and outcome.reason:
+            status = "not-answered"  # a question about data the model would not write code for
+        elif status == "success" and outcome.unchecked:
+            status = "unchecked"  # shown with ⚠: the answer states a number no output showed
+        return Answered("loop", status, grade(response, question.labels), response,
                         len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
                         round(timings.model, 3),
                         error=last.one_line() if last and outcome.status != "success" else "")

@@ -124,6 +124,17 @@ def test_figures_by_question_by_sub_question_and_how_shown() -> None:
         ["loop", "25.0%", "1/4", "42.9%", "3/7"], ["one-shot", "25.0%", "1/4", "57.1%", "4/7"]]
 
 
+def test_not_answered_and_flagged_answers_are_never_counted_as_shown_done() -> None:
+    # The loop's "not answered" (a data question with no code) and ⚠ (a number no output showed).
+    runs = [QuestionRun(n, "easy", "t.csv", [answered("loop", status, right), answered("one-shot", "ran", right)])
+            for n, status, right in ((1, "not-answered", False), (2, "unchecked", False), (3, "unchecked", True))]
+    loop = summarize(runs)["loop"]
+    assert (loop["shown_done"], loop["silently_wrong"], loop["failed"]) == (0, 0, 0)
+    assert (loop["no_code"], loop["flagged"], loop["flagged_right"], loop["right"]) == (1, 2, 1, 1)
+    text = table(runs, summarize(runs))
+    assert "✗ no code wrong" in text and "⚠ done    right" in text
+
+
 @pytest.mark.parametrize(("argv", "says"), [
     (["--model", "m", "--suite", "dabench"], "a PATH goes with --suite dabench"),
     (["--model", "m", "DATA"], "a PATH goes with --suite dabench"),
