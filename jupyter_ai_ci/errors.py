@@ -72,6 +72,10 @@ class RetriesExhausted(AICIError):
         )
 
 
+class NotFixed(AICIError):
+    """A fix of a failed cell that could not be made; nothing was changed (``run.fixcell``)."""
+
+
 class KernelError(AICIError):
     """The kernel could not be started, reached, or kept alive (command line, bench)."""
 
