@@ -89,8 +89,12 @@ class FrontendExecutor:
     def __init__(self, send: Send, anchor_cell_id: str | None,
                  metadata: dict[str, Any] | None = None, max_output_chars: int = 4000,
                  kernel_expression: KernelExpression | None = None,
-                 snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None) -> None:
+                 snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None,
+                 scratch: bool = False) -> None:
         self.send = send
+        # True: the panel runs each block in the kernel without making it a cell (a fix tried
+        # before it is offered: the cell it would replace changes only when it is accepted).
+        self.scratch = scratch
         self.kernel_expression = kernel_expression
         self.kernel_install = kernel_install  # like kernel_expression, with an install's longer timeout
         self.snapshot_max_bytes = snapshot_max_bytes
@@ -129,6 +133,7 @@ class FrontendExecutor:
             "replace": replace,
             "metadata": self.metadata,
             "attempt": action.attempt if action is not None else 0,  # a stopped attempt's cells go
+            **({"scratch": True} if self.scratch else {}),
         })
         try:
             reply = await future

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import difflib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from jupyter_ai_ci.context.last_error import last_error
+from jupyter_ai_ci.context.last_error import TRACEBACK_CHARS, last_error
+from jupyter_ai_ci.context.privacy import masked_cut
 from jupyter_ai_ci.errors import AICIError, NotFixed, UsageProblem
 from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.text import strip_ansi
 
 Kind = Literal["fix", "explain"]
 KINDS: tuple[Kind, ...] = ("fix", "explain")
@@ -54,6 +56,14 @@ class FailedCell:
     @property
     def label(self) -> str:
         return f"In [{self.count}]" if self.count is not None else "the failed cell"
+
+
+def from_outputs(source: str, ename: str, evalue: str, traceback: Sequence[str] | str = (),
+                 count: int | None = None) -> FailedCell:
+    """The failed cell as a frontend holds it: its source now and its error output."""
+    text = "\n".join(traceback) if not isinstance(traceback, str) else traceback
+    error = f"{ename}: {evalue}" if evalue else ename
+    return FailedCell(source, error, masked_cut(strip_ansi(text), TRACEBACK_CHARS, ()) or error, count)
 
 
 def check(cell: FailedCell) -> None:
