@@ -40,7 +40,7 @@ def fix_last(driver: Host, args: Namespace, kind: fixcell.Kind) -> None:
     options = Options(retries=args.retries, model=args.model, regenerate=args.regenerate, yes=args.yes)
     try:
         cell = fixcell.failed_cell(shell, secrets)
-        run = fixcell.make_run(driver.session, cell, kind, options, replay_dir=os.getcwd(), source="magic",
+        run = fixcell.make_run(driver.session, cell, kind, options, source="magic",
                                say=lambda text: print(text, end=""))
     except UsageProblem as exc:
         raise UsageError(str(exc)) from None

@@ -135,17 +135,18 @@ def request(cell: FailedCell, kind: Kind) -> str:
 
 
 def make_run(session: Session, cell: FailedCell, kind: Kind, options: Options | None = None, *,
-             thread: str = "", replay_dir: str | None = None, source: str = "",
-             say: Callable[[str], None] = lambda text: None) -> Run:
+             thread: str = "", source: str = "", say: Callable[[str], None] = lambda text: None) -> Run:
     """The run that fixes (or explains) ``cell``: one step; a fix never installs (it says so
-    instead) and ends without an answer in words; an explanation runs nothing."""
+    instead) and ends without an answer in words; an explanation runs nothing.  No replay
+    record: a fix the user rejected must not come back from one when Fix is clicked again
+    (the fixed cell, once accepted, is what re-running the notebook runs)."""
     check(cell)
     options = options if options is not None else Options()
     if kind == "fix":
         chosen = replace(options, steps=1, answer=False, run=True)
     else:
         chosen = replace(options, steps=1, answer=False, run=False)
-    run = Run(session, request(cell, kind), chosen, thread=thread, replay_dir=replay_dir, source=source, say=say)
+    run = Run(session, request(cell, kind), chosen, thread=thread, replay_dir=None, source=source, say=say)
     run.settings = replace(run.settings, install_missing=False)
     return run
 

@@ -22,19 +22,20 @@ from jupyter_ai_ci.drivers.server.protocol import (
     PanelReporter,
     RequestRefused,
     check_open,
-    notebook_folder,
     offered_model,
     session_usage,
 )
 from jupyter_ai_ci.drivers.server.run import TRANSACTION_TIMEOUT, SidebarRun
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
-from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 from jupyter_ai_ci.run import fixcell
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.held import HeldAttempt
 from jupyter_ai_ci.run.request import Options
 
 MAX_TRACEBACK_LINES = 200
+# The fixed cell's record of what it held: not METADATA_KEY, which marks cells a request
+# generated (notebook/once.py would take the user's own cell for one).
+FIX_METADATA_KEY = "jupyter_ai_ci_fix"
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class SidebarFix(SidebarRun):
         verb = "Fix" if msg.kind == "fix" else "Explain"
         self.transcript = chat.begin(f"{verb} {msg.cell.label}: {msg.cell.error}")
         run = fixcell.make_run(session, msg.cell, msg.kind, Options(model=msg.model), thread=msg.path,
-                               replay_dir=notebook_folder(self.root_dir, msg.path), source="fix-action")
+                               source="fix-action")
         run.check()
         self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host, "kind": msg.kind})
         calls = KernelCalls(self.kernel_manager, msg.kernel_id)
@@ -129,7 +130,7 @@ class SidebarFix(SidebarRun):
             self.send({"type": "fix", "id": self._offer, "cell_id": msg.cell_id, "before": msg.cell.source,
                        "after": code, "diff": fixcell.diff(msg.cell.source, code, msg.cell.label),
                        "outputs": [o for c in outcome.cells for o in c.result.outputs],
-                       "ran": _ran(len(outcome.attempts)), "metadata": {METADATA_KEY: meta}})
+                       "ran": _ran(len(outcome.attempts)), "metadata": {FIX_METADATA_KEY: meta}})
             if await self._decision:
                 await self.held.aaccept()
                 self.send({"type": "done", "status": "success", **usage,

@@ -87,7 +87,7 @@ async def test_reject_rolls_back_accept_keeps_the_attempt_ran_once(
     assert "-df['Revenue'].sum()" in shown["diff"] and "+df['revenue'].sum()" in shown["diff"]
     assert shown["ran"] == "Ran without error."
     assert any("4.0" in o.get("data", {}).get("text/plain", "") for o in shown["outputs"]), shown["outputs"]
-    assert shown["metadata"]["jupyter_ai_ci"]["fixes"]["source"] == FAILING
+    assert shown["metadata"]["jupyter_ai_ci_fix"]["fixes"]["source"] == FAILING
     assert await value(client, "runs") == "2"  # tried: the offer holds the attempt's state
     ws.write_message(json.dumps({"type": "fix_decision", "id": shown["id"], "accept": False}))
     done = await until(ws, "done", log)
