@@ -128,10 +128,28 @@ Its traceback:
 ```"""
 
 
+_CHANGED = ("\n\nThe cell has been edited since it raised: the traceback is of the code that ran, "
+            "the cell above is what it holds now.")
+
+
 def request(cell: FailedCell, kind: Kind) -> str:
     template = _FIX if kind == "fix" else _EXPLAIN
-    return template.format(label=cell.label, error=cell.error, source=cell.source.rstrip(),
+    text = template.format(label=cell.label, error=cell.error, source=cell.source.rstrip(),
                            traceback=cell.traceback.strip() or cell.error)
+    return text + (_CHANGED if cell.changed else "")
+
+
+def compared(cell: FailedCell, ran: str | None) -> FailedCell:
+    """``cell`` marked ``changed`` when the source that ran (the kernel's history; None:
+    unknown) is not what it holds now: the fix is of what it holds, and says so."""
+    if ran is None or _same(ran, cell.source):
+        return cell
+    return replace(cell, changed=True)
+
+
+def changed_note(cell: FailedCell) -> str:
+    return (f"{cell.label} has been edited since it raised: the fix is of the source it holds now"
+            if cell.changed else "")
 
 
 def make_run(session: Session, cell: FailedCell, kind: Kind, options: Options | None = None, *,

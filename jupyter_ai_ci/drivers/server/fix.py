@@ -12,7 +12,10 @@ error, the panel gone) rolls it back too.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +59,8 @@ class FixMessage:
             raise RequestRefused("the panel asked for neither a fix nor an explanation")
         if not msg.get("kernel_id") or not msg.get("path") or not isinstance(msg.get("cell_id"), str):
             raise RequestRefused("open a notebook with a running kernel first")
-        error = msg.get("error") if isinstance(msg.get("error"), dict) else {}
-        assert isinstance(error, dict)
+        raw_error = msg.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
         tb = error.get("traceback")
         lines = [str(line) for line in tb[:MAX_TRACEBACK_LINES]] if isinstance(tb, list) else []
         count = msg.get("count")
@@ -66,6 +69,18 @@ class FixMessage:
                                     count if isinstance(count, int) and not isinstance(count, bool) else None)
         return cls(kind, str(msg["path"]), str(msg["kernel_id"]), msg["cell_id"], cell,
                    offered_model(msg.get("model"), offered))
+
+
+async def ran_source(evaluate: Callable[[str], Awaitable[dict[str, Any]]], count: int | None) -> str | None:
+    """The source that ran as ``In [count]`` (the kernel's history), or None if it cannot say."""
+    if count is None:
+        return None
+    try:
+        reply = await evaluate(f"get_ipython().history_manager.input_hist_raw[{int(count)}]")
+        value = ast.literal_eval(str(reply.get("data", {}).get("text/plain", "")))
+    except Exception:  # noqa: BLE001 - an old kernel, a reset history: the fix goes on without it
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _ran(attempts: int) -> str:
@@ -97,49 +112,57 @@ class SidebarFix(SidebarRun):
         msg = FixMessage.parse(raw, self.chats.settings.offered_models())
         await check_open(msg, self.kernel_manager, self.session_manager)  # type: ignore[arg-type]
         chat = self.chats.get(msg.path)
-        self.session = session = chat.session
+        self.session = chat.session
         verb = "Fix" if msg.kind == "fix" else "Explain"
         self.transcript = chat.begin(f"{verb} {msg.cell.label}: {msg.cell.error}")
-        run = fixcell.make_run(session, msg.cell, msg.kind, Options(model=msg.model), thread=msg.path,
-                               source="fix-action")
-        run.check()
-        self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host, "kind": msg.kind})
         calls = KernelCalls(self.kernel_manager, msg.kernel_id)
 
         async def in_kernel(expr: str) -> dict[str, Any]:
             return await calls.expression(expr, TRANSACTION_TIMEOUT)
 
+        try:
+            await self._fix(msg, in_kernel)
+        finally:
+            calls.close()
+
+    async def _fix(self, msg: FixMessage, in_kernel: Callable[[str], Awaitable[dict[str, Any]]]) -> None:
+        session = self.chats.get(msg.path).session
+        cell = fixcell.compared(msg.cell, await ran_source(in_kernel, msg.cell.count))
+        run = fixcell.make_run(session, cell, msg.kind, Options(model=msg.model), thread=msg.path,
+                               source="fix-action")
+        run.check()
+        self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host, "kind": msg.kind})
+        if cell.changed:
+            self.send({"type": "notice", "kind": "other", "text": fixcell.changed_note(cell), "attempt": 0,
+                       "step": 0})
         s = session.settings
         self.executor = FrontendExecutor(self.send, None, {}, s.max_output_chars, in_kernel,
                                          s.snapshot_max_bytes, scratch=True)
         self.held = HeldAttempt(self.executor)
-        try:
-            result = await run_async(run, RemoteKernel(in_kernel), self.held, PanelReporter(self.send, self.executor),
-                                     self, notebook=())
-            outcome = result.outcome
-            usage = {"session": session_usage(session)}
-            if msg.kind == "explain":
-                self.send({"type": "done", "status": "answered", "answer": fixcell.explanation(outcome),
-                           "message": f"Explained why {msg.cell.label} failed; nothing was run.", **usage})
-                return
-            code = fixcell.fixed_code(msg.cell, outcome)
-            self._offer = f"f{id(self)}"
-            self._decision = asyncio.get_running_loop().create_future()
-            meta = {**result.provenance, "fixes": {"cell": msg.cell.label,
-                                                   "source": mask_secrets(msg.cell.source, run.secrets)}}
-            self.send({"type": "fix", "id": self._offer, "cell_id": msg.cell_id, "before": msg.cell.source,
-                       "after": code, "diff": fixcell.diff(msg.cell.source, code, msg.cell.label),
-                       "outputs": [o for c in outcome.cells for o in c.result.outputs],
-                       "ran": _ran(len(outcome.attempts)), "metadata": {FIX_METADATA_KEY: meta}})
-            if await self._decision:
-                await self.held.aaccept()
-                self.send({"type": "done", "status": "success", **usage,
-                           "message": f"Accepted: {msg.cell.label} holds the fix; the kernel kept what it did "
-                                      "(it ran once)."})
-            else:
-                report = await self.held.areject()
-                undone = "" if report.supported else " (the kernel could not undo it: did it restart?)"
-                self.send({"type": "done", "status": "rejected", **usage,
-                           "message": f"Rejected: the fix was rolled back{undone}; {msg.cell.label} is as it was."})
-        finally:
-            calls.close()
+        result = await run_async(run, RemoteKernel(in_kernel), self.held, PanelReporter(self.send, self.executor),
+                                 self, notebook=())
+        outcome = result.outcome
+        usage = {"session": session_usage(session)}
+        if msg.kind == "explain":
+            self.send({"type": "done", "status": "answered", "answer": fixcell.explanation(outcome),
+                       "message": f"Explained why {cell.label} failed; nothing was run.", **usage})
+            return
+        code = fixcell.fixed_code(cell, outcome)
+        self._offer = f"f{secrets.token_hex(6)}"
+        self._decision = asyncio.get_running_loop().create_future()
+        meta = {**result.provenance, "fixes": {"cell": cell.label,
+                                               "source": mask_secrets(cell.source, run.secrets)}}
+        self.send({"type": "fix", "id": self._offer, "cell_id": msg.cell_id, "before": cell.source,
+                   "after": code, "diff": fixcell.diff(cell.source, code, cell.label),
+                   "outputs": [o for c in outcome.cells for o in c.result.outputs],
+                   "ran": _ran(len(outcome.attempts)), "metadata": {FIX_METADATA_KEY: meta}})
+        if await self._decision:
+            await self.held.aaccept()
+            self.send({"type": "done", "status": "success", **usage,
+                       "message": f"Accepted: {cell.label} holds the fix; the kernel kept what it did "
+                                  "(it ran once)."})
+        else:
+            report = await self.held.areject()
+            undone = "" if report.supported else " (the kernel could not undo it: did it restart?)"
+            self.send({"type": "done", "status": "rejected", **usage,
+                       "message": f"Rejected: the fix was rolled back{undone}; {cell.label} is as it was."})

@@ -125,3 +125,29 @@ async def test_an_interrupted_cell_is_one_line(jp_fetch: Any, jp_ws_fetch: Any,
     assert done["status"] == "error" and "interrupted (KeyboardInterrupt)" in done["message"]
     assert model.requests == []
     ws.close()
+
+
+async def test_a_cell_edited_since_it_raised_is_fixed_as_it_is_now_and_said_so(
+        jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, model: ScriptedOpenAIServer) -> None:
+    session = await open_notebook(jp_fetch)
+    client = await kernel_of(jp_serverapp, session["kernel"]["id"])
+    await run(client, "import pandas as pd\ndf = pd.DataFrame({'revenue': [1.5, 2.5]})\nruns = 0")
+    reply = await client.execute_interactive(FAILING, store_history=True, timeout=60)
+    count = reply["content"]["execution_count"]
+    edited = "runs += 1\ndf['Revenue'].mean()"  # the cell now, after the user typed on
+    model.script(Reply("```python\nruns += 1\ndf['revenue'].mean()\n```", require="has been edited since it raised"))
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    msg = json.loads(fix_message(session))
+    msg.update(source=edited, count=count)
+    ws.write_message(json.dumps(msg))
+    log: list[dict[str, Any]] = []
+    shown = await offer(ws, client, log)
+    assert shown["type"] == "fix" and shown["before"] == edited, log
+    notes = [m["text"] for m in log if m["type"] == "notice"]
+    assert f"In [{count}] has been edited since it raised: the fix is of the source it holds now" in notes
+    assert f"```python\n{edited}\n```" in model.request_texts()[0]
+    ws.write_message(json.dumps({"type": "fix_decision", "id": shown["id"], "accept": False}))
+    assert (await until(ws, "done", log))["status"] == "rejected"
+    assert await value(client, "runs") == "1"
+    ws.close()
+    client.stop_channels()
