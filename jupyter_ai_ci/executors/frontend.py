@@ -156,11 +156,11 @@ class FrontendExecutor:
         self._failed = not result.ok
         return result
 
-    async def _transaction(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
+    async def _transaction(self, op: str, code: Sequence[str] = (), only_changed: bool = False) -> TransactionReport:
         if self.kernel_expression is None:
             return UNSUPPORTED
         try:
-            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes))
+            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes, only_changed))
         except Exception:  # noqa: BLE001 - a kernel that cannot answer means "cannot undo"
             return UNSUPPORTED
         return remote.parse(value)
@@ -182,6 +182,10 @@ class FrontendExecutor:
 
     async def acommit(self) -> None:
         await self._transaction("commit")
+
+    async def arollback_held(self) -> TransactionReport:
+        """Undo a held attempt later (``run/held.py``): only the names its code may change."""
+        return await self._transaction("rollback", only_changed=True)
 
     def resolve(self, message: dict[str, Any]) -> bool:
         future = self._pending.get(str(message.get("id")))

@@ -37,6 +37,9 @@ class HeldAttempt:
     async def acommit(self) -> None:
         self.held = True
 
+    def _has(self, name: str) -> bool:
+        return callable(getattr(self.inner, name, None)) or callable(getattr(self.inner, f"a{name}", None))
+
     async def _call(self, name: str) -> Any:
         method = getattr(self.inner, f"a{name}", None) or getattr(self.inner, name, None)
         if method is None:
@@ -55,7 +58,8 @@ class HeldAttempt:
         if not self.held or self.decided:
             return NOT_HELD
         self.decided = "rejected"
-        report = await self._call("rollback")
+        # Cells the user ran since the offer keep what they did: only the fix's names go back.
+        report = await self._call("rollback_held" if self._has("rollback_held") else "rollback")
         return report if isinstance(report, TransactionReport) else NOT_HELD
 
     def accept(self) -> None:
@@ -67,5 +71,5 @@ class HeldAttempt:
         if not self.held or self.decided:
             return NOT_HELD
         self.decided = "rejected"
-        report = self.inner.rollback()
+        report = self.inner.rollback_held() if self._has("rollback_held") else self.inner.rollback()
         return report if isinstance(report, TransactionReport) else NOT_HELD

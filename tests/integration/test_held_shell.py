@@ -43,3 +43,11 @@ def test_accept_keeps_the_attempt_applied_once(ip: Any, model_server: ScriptedOp
     asyncio.run(held.aaccept())
     assert (ip.user_ns["runs"], ip.user_ns["labels"], ip.user_ns["total"]) == (2, ["x", "x"], 4.0)
     assert not held.reject().supported and ip.user_ns["runs"] == 2  # accepted: no rollback after it
+
+
+def test_reject_later_leaves_what_the_users_own_cells_did_since(ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    held = tried(ip, model_server)
+    ip.run_cell("made_since = 'mine'\nfig_title = 'kept'")  # the user works on while the offer waits
+    assert held.reject().supported
+    assert (ip.user_ns["runs"], "total" in ip.user_ns) == (1, False)
+    assert (ip.user_ns["made_since"], ip.user_ns["fig_title"]) == ("mine", "kept")

@@ -151,3 +151,31 @@ async def test_a_cell_edited_since_it_raised_is_fixed_as_it_is_now_and_said_so(
     assert await value(client, "runs") == "1"
     ws.close()
     client.stop_channels()
+
+
+async def test_reject_after_a_kernel_restart_drops_nothing_and_says_so(
+        jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, model: ScriptedOpenAIServer) -> None:
+    # The attack: a rollback in a restarted kernel holds no checkpoint, and used to take every
+    # name for new and drop it.  A second Fix while the first waits gets one line.
+    session = await open_notebook(jp_fetch)
+    kernel_id = session["kernel"]["id"]
+    client = await kernel_of(jp_serverapp, kernel_id)
+    await run(client, "import pandas as pd\ndf = pd.DataFrame({'revenue': [1.5, 2.5]})\nruns = 0")
+    model.script(f"```python\n{FIXED}\n```")
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    ws.write_message(fix_message(session))
+    log: list[dict[str, Any]] = []
+    shown = await offer(ws, client, log)
+    assert shown["type"] == "fix", log
+    ws.write_message(fix_message(session))
+    busy = await until(ws, "done", log)
+    assert busy["status"] == "error" and busy["message"] == "A request is already running; stop it first."
+    await jp_serverapp.kernel_manager.restart_kernel(kernel_id)
+    await client.wait_for_ready(timeout=60)
+    await run(client, "after_restart = 'mine'")
+    ws.write_message(json.dumps({"type": "fix_decision", "id": shown["id"], "accept": False}))
+    done = await until(ws, "done", log)
+    assert done["status"] == "rejected" and "could not undo it: did it restart?" in done["message"]
+    assert await value(client, "after_restart") == "mine"
+    ws.close()
+    client.stop_channels()
