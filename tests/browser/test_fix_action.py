@@ -87,7 +87,8 @@ def test_fix_explain_reject_accept(page: Any, lab: dict[str, Any], model: Script
 
     # Fix, then Accept: the cell holds the fix and the attempt's output; nothing runs again.
     model.script(Reply(f"```python\n{FIXED}\n```", require="KeyError: 'Revenue'"))  # asked anew: no replay
-    click(page, failed, "fix")
+    failed.locator(".jp-InputPrompt").click()  # this time from the keyboard, on the active cell
+    page.keyboard.press("Alt+Shift+F")
     offer = panel.locator(".jp-aici-fix").last
     offer.locator(".jp-aici-fix-accept").wait_for(state="visible")
     before = page.locator(ENDS).count()
