@@ -72,7 +72,7 @@ export type ServerMessage =
   | { type: 'text'; text: string }
   | { type: 'model_done' }
   | { type: 'notice'; kind: string; text: string; attempt: number; step: number }
-  | { type: 'running'; code: string; attempt: number; step: number; block: number }
+  | { type: 'running'; code: string; attempt: number; step: number; block: number; scratch?: boolean }
   | {
       type: 'ran';
       attempt: number;
@@ -134,6 +134,8 @@ export type Entry =
       code: string;
       attempt: number;
       status: 'running' | 'ok' | 'error' | 'stopped';
+      /** A fix tried in the kernel without a cell (the Fix action). */
+      tried?: boolean;
       error?: string;
       /** The notebook cell it ran in (for the link), and whether it drew a figure. */
       cellId?: string;

@@ -43,7 +43,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         kind: 'code',
         code: String(msg.code),
         attempt: Number(msg.attempt) || 0,
-        status: 'running'
+        status: 'running',
+        ...(msg.scratch === true ? { tried: true } : {})
       });
       return true;
     case 'ran':

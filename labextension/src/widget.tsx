@@ -40,6 +40,13 @@ const RUN_LABELS = {
   error: 'cell raised',
   stopped: 'stopped'
 };
+/** The same for a fix tried in the kernel, in no cell (the Fix action). */
+const TRIED_LABELS = {
+  running: 'trying the fix in the kernel…',
+  ok: 'ran without error',
+  error: 'raised',
+  stopped: 'stopped'
+};
 
 /** 1234 -> "1.2k", 2500000 -> "2.5M". */
 function compact(n: number): string {
@@ -137,7 +144,7 @@ function EntryView(props: {
       return (
         <div className={`jp-aici-entry jp-aici-run jp-aici-run-${e.status}`} title={e.code}>
           <span className="jp-aici-mark">{RUN_MARKS[e.status]}</span> attempt {e.attempt}:{' '}
-          {RUN_LABELS[e.status]}
+          {(e.tried ? TRIED_LABELS : RUN_LABELS)[e.status]}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
           <CellLink entry={e} model={props.model} />
         </div>

@@ -75,6 +75,7 @@ def test_fix_explain_reject_accept(page: Any, lab: dict[str, Any], model: Script
     offer = panel.locator(".jp-aici-fix").last
     offer.locator(".jp-aici-fix-accept").wait_for(state="visible")
     assert "Ran without error." in offer.inner_text()
+    assert "attempt 1: ran without error" in panel.locator(".jp-aici-run").last.inner_text()  # in no cell
     assert offer.locator(".jp-aici-diff-del").inner_text() == "-df['Revenue'].sum()"
     assert offer.locator(".jp-aici-diff-add").inner_text() == "+df['revenue'].sum()"
     assert "4.0" in offer.locator(".jp-aici-fix-output").inner_text()
