@@ -76,6 +76,10 @@ class NotAnswered(AICIError):
     """A question about data the model would not answer with code (core/loop.py)."""
 
 
+class NotFixed(AICIError):
+    """A fix of a failed cell that could not be made; nothing was changed (``run.fixcell``)."""
+
+
 class KernelError(AICIError):
     """The kernel could not be started, reached, or kept alive (command line, bench)."""
 

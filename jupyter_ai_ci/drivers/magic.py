@@ -29,6 +29,7 @@ from jupyter_ai_ci.notebook.comm import CommSink, frontend_info
 from jupyter_ai_ci.notebook.replay import ReplayStore
 from jupyter_ai_ci.notebook.sinks import CellSink, NextInputSink
 from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.run.fixcell import KINDS
 from jupyter_ai_ci.run.flow import InProcessKernel, run_sync
 from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
@@ -116,28 +117,28 @@ class MagicDriver:
     def ask(self, args: Namespace, cell: str | None) -> None:
         """``%%ask`` / ``%ask`` with its arguments parsed (the help is ``AskMagics.ask``'s)."""
         request = (cell if cell is not None else " ".join(args.request)).strip()
+        # Read before the generated code runs (its cells reset it): IPython 9 steps
+        # shell.execution_count before a cell runs and IPython 8 after, the cell's result has it.
+        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
+        count = getattr(result, "execution_count", None)
+        self._count = count if isinstance(count, int) else None
+        if cell is None and request in KINDS and not args.show_context:  # %ask fix, %ask explain
+            from jupyter_ai_ci.drivers.magic_fix import fix_last
+
+            self._checked(args)
+            fix_last(self, args, request)  # type: ignore[arg-type]
+            return
         if cell is not None and args.request:
             raise UsageError("%%ask takes the request in the cell body, not on the first line "
                              f"(unexpected: {' '.join(args.request)!r})")
         if not request:
             raise UsageError("%ask needs a request: write it in the cell body under %%ask, "
                              "or after %ask on the same line")
-        for flag in ("retries", "steps"):
-            value = getattr(args, flag)
-            if value is not None and value < (0 if flag == "retries" else 1):
-                raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
-        # Read before the generated code runs (its cells reset it): IPython 9 steps
-        # shell.execution_count before a cell runs and IPython 8 after, the cell's result has it.
-        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
-        count = getattr(result, "execution_count", None)
-        self._count = count if isinstance(count, int) else None
+        self._checked(args)
         options = Options(retries=args.retries, steps=args.steps, run=not args.no_run, model=args.model,
                           regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes,
                           answer=args.answer)
-        # A kernel's frontend renders HTML (a console shows the text/plain beside it); the
-        # terminal shell prints every update anew, so it is told in lines instead.
-        rich = getattr(self.shell, "kernel", None) is not None
-        reporter: PrintReporter | RichReporter = RichReporter("", display) if rich else PrintReporter("")
+        reporter = self._reporter()
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
                       say=lambda text: print(text, end=""), held_by=once.held_by_cells(self.shell, request))
@@ -146,8 +147,27 @@ class MagicDriver:
         if args.show_context:  # a preview: it changes nothing, --new included
             self._show_context(run, fresh=args.new)
             return
+        result = self.drive(run, reporter)
+        self.last_outcome = result.outcome
+        self._finish(result, reporter)
+
+    def _checked(self, args: Namespace) -> None:
+        for flag in ("retries", "steps"):
+            value = getattr(args, flag)
+            if value is not None and value < (0 if flag == "retries" else 1):
+                raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
+
+    def _reporter(self) -> PrintReporter | RichReporter:
+        # A kernel's frontend renders HTML (a console shows the text/plain beside it); the
+        # terminal shell prints every update anew, so it is told in lines instead.
+        rich = getattr(self.shell, "kernel", None) is not None
+        return RichReporter("", display) if rich else PrintReporter("")
+
+    def drive(self, run: Run, reporter: PrintReporter | RichReporter) -> Result:
+        """Run ``run`` in this kernel, its attempts transactional; the outcome is kept as the last."""
         reporter.model = run.endpoint.model
         m = self.settings
+        rich = isinstance(reporter, RichReporter)
         # With the labextension the outputs go into the inserted cells; shown under this cell too,
         # every figure would appear twice.  The attempts' sections still show them as text.
         show = not (rich and frontend_info(self.shell) is not None)
@@ -168,7 +188,7 @@ class MagicDriver:
                 reporter.finish("✗ stopped: the error below says why")  # not left saying "writing code"
             raise
         self.last_outcome = result.outcome
-        self._finish(result, reporter)
+        return result
 
     def ask_usage(self) -> None:
         print(render(self.session.usage, self.settings.prices))

@@ -89,8 +89,12 @@ class FrontendExecutor:
     def __init__(self, send: Send, anchor_cell_id: str | None,
                  metadata: dict[str, Any] | None = None, max_output_chars: int = 4000,
                  kernel_expression: KernelExpression | None = None,
-                 snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None) -> None:
+                 snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None,
+                 scratch: bool = False) -> None:
         self.send = send
+        # True: the panel runs each block in the kernel without making it a cell (a fix tried
+        # before it is offered: the cell it would replace changes only when it is accepted).
+        self.scratch = scratch
         self.kernel_expression = kernel_expression
         self.kernel_install = kernel_install  # like kernel_expression, with an install's longer timeout
         self.snapshot_max_bytes = snapshot_max_bytes
@@ -129,6 +133,7 @@ class FrontendExecutor:
             "replace": replace,
             "metadata": self.metadata,
             "attempt": action.attempt if action is not None else 0,  # a stopped attempt's cells go
+            **({"scratch": True} if self.scratch else {}),
         })
         try:
             reply = await future
@@ -151,11 +156,11 @@ class FrontendExecutor:
         self._failed = not result.ok
         return result
 
-    async def _transaction(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
+    async def _transaction(self, op: str, code: Sequence[str] = (), only_changed: bool = False) -> TransactionReport:
         if self.kernel_expression is None:
             return UNSUPPORTED
         try:
-            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes))
+            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes, only_changed))
         except Exception:  # noqa: BLE001 - a kernel that cannot answer means "cannot undo"
             return UNSUPPORTED
         return remote.parse(value)
@@ -177,6 +182,10 @@ class FrontendExecutor:
 
     async def acommit(self) -> None:
         await self._transaction("commit")
+
+    async def arollback_held(self) -> TransactionReport:
+        """Undo a held attempt later (``run/held.py``): only the names its code may change."""
+        return await self._transaction("rollback", only_changed=True)
 
     def resolve(self, message: dict[str, Any]) -> bool:
         future = self._pending.get(str(message.get("id")))

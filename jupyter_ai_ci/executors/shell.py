@@ -97,6 +97,11 @@ class ShellExecutor:
         self._let_go()
         self.transaction.commit()
 
+    def rollback_held(self) -> TransactionReport:
+        """Undo a held attempt later (``run/held.py``): only the names its code may change."""
+        self._let_go()
+        return self.transaction.rollback(only_changed=True)
+
     def _let_go(self) -> None:
         # The attempt is over: a failure nobody inspected (an interrupted run) must not keep its
         # exception, and with it the failed code's frames and their objects, on the shell.

@@ -29,9 +29,9 @@ LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last excepti
 _LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 
 
-def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30) -> str:
+def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30, only_changed: bool = False) -> str:
     """The user expression that performs ``op`` (checkpoint, rollback, commit) in the kernel."""
-    request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes})
+    request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes, "only_changed": only_changed})
     return inkernel.call("jupyter_ai_ci.safety.remote", request)  # never a look-alike from the working directory
 
 
@@ -51,7 +51,7 @@ def kernel_side(request: str) -> str:
         report = tx.begin(args["code"])
         setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
     elif args["op"] == "rollback":
-        report = tx.rollback()
+        report = tx.rollback(only_changed=bool(args.get("only_changed")))
         # The failed attempt's exception is not the user's: the next request's context
         # must still tell the user's own last error (context/last_error.py), not ours.
         for name, value in (getattr(shell, LAST_ERROR, None) or {}).items():

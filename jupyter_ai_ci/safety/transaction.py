@@ -214,12 +214,18 @@ class Transaction:
     bindings: dict[str, Any] = field(default_factory=dict)
     saved: dict[str, _Saved] = field(default_factory=dict)
     _shared: dict[int, Any] = field(default_factory=dict)
+    # A checkpoint is held: without one, a rollback would take every name for new and drop
+    # it (a Reject after a kernel restart, or after the attempt was committed).
+    open: bool = False
+    changed: set[str] = field(default_factory=set)  # the names the attempt's code may change
 
     def begin(self, blocks: Iterable[str]) -> TransactionReport:
         self.bindings = dict(self.ns)
         self.saved.clear()
+        self.open = True
+        self.changed = may_change(blocks)
         not_saved: list[str] = []
-        chosen = {name: self.ns[name] for name in sorted(may_change(blocks))
+        chosen = {name: self.ns[name] for name in sorted(self.changed)
                   if name in self.ns and not _ipython_name(name) and not name.startswith("__")}
         # Objects snapshotted on their own stay shared inside other copies:
         # after a restore, ``rows[0] is df`` holds as it did before.
@@ -266,11 +272,20 @@ class Transaction:
         # In bytes that mean something: "about 0 MB, over the 0 MB snapshot cap" for 800 kB and 1 kB.
         return f"about {human_size(size)}, over the {human_size(self.max_bytes)} snapshot cap"
 
-    def rollback(self) -> TransactionReport:
-        dropped = sorted(n for n in list(self.ns) if n not in self.bindings and not _ipython_name(n))
+    def rollback(self, only_changed: bool = False) -> TransactionReport:
+        """Put the namespace back as it was at ``begin``.  ``only_changed``: only the names the
+        attempt's code may change (a held fix rejected later: cells the user ran since then
+        keep what they did).  Nothing without a checkpoint."""
+        if not self.open:
+            return TransactionReport(supported=False)
+
+        def mine(name: str) -> bool:
+            return not only_changed or name in self.changed
+
+        dropped = sorted(n for n in list(self.ns) if n not in self.bindings and not _ipython_name(n) and mine(n))
         for name in dropped:
             del self.ns[name]
-        rebound = [n for n, v in self.bindings.items() if self.ns.get(n, _MISSING) is not v]
+        rebound = [n for n, v in self.bindings.items() if self.ns.get(n, _MISSING) is not v and mine(n)]
         for name in rebound:
             self.ns[name] = self.bindings[name]
         failed: list[str] = []
@@ -286,6 +301,7 @@ class Transaction:
 
     def commit(self) -> None:
         # Holding copies past the attempt would make pandas copy on every later write.
+        self.open = False
         self.bindings = {}
         self.saved.clear()
         self._shared = {}

@@ -8,6 +8,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 
 import { connectNotebooks } from './comm';
+import { FixHandler, FixKind, watchErrors } from './fix';
 import { openRunSocket, requestAPI } from './handler';
 import { ChatModel } from './model';
 import { TrackerBridge } from './notebook';
@@ -52,7 +53,31 @@ const plugin: JupyterFrontEndPlugin<void> = {
       ? (code, el) => languages.highlight(code, languages.findBest('python'), el)
       : undefined;
     const markdown = rendermime ? markdownRenderer(rendermime) : undefined;
-    app.shell.add(new ChatWidget(model, { highlight, markdown }), 'right', { rank: 900 });
+    const chat = new ChatWidget(model, { highlight, markdown });
+    app.shell.add(chat, 'right', { rank: 900 });
+    // The Fix / Explain action: the panel shows the run (opened if hidden, as in Notebook 7).
+    const act: FixHandler = (kind, panel, cellId) => {
+      app.shell.activateById(chat.id);
+      model.fix(kind, panel.context.path, cellId);
+    };
+    watchErrors(tracker, act);
+    for (const kind of ['fix', 'explain'] as FixKind[]) {
+      const command = `jupyter-ai-ci:${kind}-cell`;
+      app.commands.addCommand(command, {
+        label: kind === 'fix' ? "Fix the active cell's error" : "Explain the active cell's error",
+        execute: () => {
+          const panel = tracker.currentWidget;
+          if (panel) {
+            act(kind, panel, panel.content.activeCell?.model.id ?? '');
+          }
+        }
+      });
+      app.commands.addKeyBinding({
+        command,
+        keys: [kind === 'fix' ? 'Alt Shift F' : 'Alt Shift E'],
+        selector: '.jp-Notebook'
+      });
+    }
     requestAPI<IServerConfig>('config')
       .then(config => (model.config = config))
       .catch(reason => {

@@ -171,6 +171,65 @@ export class ChatModel {
     );
   }
 
+  /**
+   * The Fix / Explain action on a cell that raised (the active cell of the notebook at
+   * ``path`` when ``cellId`` is null): the server tries a fix in the kernel and offers it.
+   */
+  fix(kind: 'fix' | 'explain', path?: string, cellId: string | null = null): void {
+    if (this.busy) {
+      this._chat(this._path ?? '').push({ kind: 'error', text: 'A request is already running; stop it first.' });
+      this._changed.emit();
+      return;
+    }
+    const target = this.bridge.target(path);
+    const failed = typeof target === 'string' ? null : target.failed(cellId);
+    if (typeof target === 'string' || !failed) {
+      const text = typeof target === 'string' ? target : 'This cell did not raise an error: there is nothing to fix.';
+      this._chat(this._path ?? '').push({ kind: 'error', text });
+      this._changed.emit();
+      return;
+    }
+    const label = failed.count !== null ? `In [${failed.count}]` : 'the cell';
+    const request = `${kind === 'fix' ? 'Fix' : 'Explain'} ${label}: ${failed.error.ename}: ${failed.error.evalue}`;
+    this._path = target.path;
+    this._chat(target.path).push({ kind: 'user', text: request });
+    this._target = target;
+    this._replacing = [];
+    this._request = request;
+    this._changed.emit();
+    const model = this.model;
+    this._withSocket(socket =>
+      socket.send(
+        JSON.stringify({
+          type: 'fix',
+          kind,
+          path: target.path,
+          kernel_id: target.kernelId,
+          cell_id: failed.cellId,
+          source: failed.source,
+          count: failed.count,
+          error: failed.error,
+          ...(model !== null ? { model } : {})
+        })
+      )
+    );
+  }
+
+  /** Accept (the fix goes in its cell; the kernel keeps the tried attempt) or reject (rolled back). */
+  decideFix(id: string, accept: boolean): void {
+    const entry = this.entries.find(e => e.kind === 'fix' && e.id === id && !e.decision);
+    const target = this._target;
+    if (!entry || entry.kind !== 'fix' || !target) {
+      return;
+    }
+    if (accept && !target.applyFix(entry.cellId, entry.after, entry.outputs, entry.metadata)) {
+      accept = false; // the cell is gone: nothing to put the fix in, so it is rolled back
+    }
+    entry.decision = accept ? 'accepted' : 'rejected';
+    this._socket?.send(JSON.stringify({ type: 'fix_decision', id, accept }));
+    this._changed.emit();
+  }
+
   /** Forget the shown notebook's conversation: in the panel and in the server. */
   clear(): void {
     const path = this._path;

@@ -6,11 +6,13 @@ import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { JSONExt, JSONObject } from '@lumino/coreutils';
 
+import { applyFix, failedCell, runScratch } from './fix';
 import { ICommCell } from './parse';
 import {
   ICellContext,
   IExecuted,
   IExecuteRequest,
+  IFailedCell,
   INotebookBridge,
   IRunTarget,
   METADATA_KEY
@@ -164,6 +166,9 @@ class PanelTarget implements IRunTarget {
     if (panel.isDisposed || !panel.content.model) {
       return aborted(`${this.name} was closed during the request`);
     }
+    if (req.scratch) {
+      return runScratch(panel, req);
+    }
     await panel.sessionContext.ready;
     const kernel = panel.sessionContext.session?.kernel;
     if (!kernel || kernel.status === 'dead') {
@@ -223,6 +228,14 @@ class PanelTarget implements IRunTarget {
         this._takeOutAttempt();
       }
     }
+  }
+
+  failed(cellId: string | null): IFailedCell | null {
+    return this.panel.isDisposed ? null : failedCell(this.panel, cellId);
+  }
+
+  applyFix(cellId: string, source: string, outputs: JSONObject[], metadata: JSONObject): boolean {
+    return !this.panel.isDisposed && applyFix(this.panel, cellId, source, outputs, metadata);
   }
 
   /** A stopped attempt is undone in the kernel; its cells leave the notebook too, as a

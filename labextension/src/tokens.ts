@@ -43,6 +43,16 @@ export interface IExecuteRequest {
   metadata: JSONObject;
   /** The attempt the cell belongs to: a stopped run takes its attempt's cells out again. */
   attempt?: number;
+  /** Run in the kernel without a cell: a fix tried before it is offered (``drivers/server/fix.py``). */
+  scratch?: boolean;
+}
+
+/** A code cell that raised, as the Fix action sends it to the server. */
+export interface IFailedCell {
+  cellId: string;
+  source: string;
+  count: number | null;
+  error: { ename: string; evalue: string; traceback: string[] };
 }
 
 /** The panel's answer to an ``IExecuteRequest``. */
@@ -62,7 +72,7 @@ export type ServerMessage =
   | { type: 'text'; text: string }
   | { type: 'model_done' }
   | { type: 'notice'; kind: string; text: string; attempt: number; step: number }
-  | { type: 'running'; code: string; attempt: number; step: number; block: number }
+  | { type: 'running'; code: string; attempt: number; step: number; block: number; scratch?: boolean }
   | {
       type: 'ran';
       attempt: number;
@@ -79,6 +89,18 @@ export type ServerMessage =
   /** A notebook's earlier requests and the messages they showed (untrusted until checked). */
   | { type: 'history'; path: string; runs: unknown; session?: unknown }
   | IExecuteRequest
+  /** A fix tried in the kernel and held there: Accept keeps it, Reject rolls it back. */
+  | {
+      type: 'fix';
+      id: string;
+      cell_id: string;
+      before: string;
+      after: string;
+      diff: string;
+      outputs: JSONObject[];
+      ran: string;
+      metadata: JSONObject;
+    }
   /** The run's whole provenance for the cells it left; untrusted until checked (``model.ts``). */
   | { type: 'provenance'; cells?: unknown; metadata?: unknown }
   | {
@@ -112,6 +134,8 @@ export type Entry =
       code: string;
       attempt: number;
       status: 'running' | 'ok' | 'error' | 'stopped';
+      /** A fix tried in the kernel without a cell (the Fix action). */
+      tried?: boolean;
       error?: string;
       /** The notebook cell it ran in (for the link), and whether it drew a figure. */
       cellId?: string;
@@ -129,6 +153,18 @@ export type Entry =
       replayed?: { request: string; path: string; live: boolean };
     }
   | { kind: 'error'; text: string }
+  | {
+      kind: 'fix';
+      id: string;
+      cellId: string;
+      path: string;
+      diff: string;
+      after: string;
+      outputs: JSONObject[];
+      ran: string;
+      metadata: JSONObject;
+      decision?: 'accepted' | 'rejected' | 'ended';
+    }
   | {
       kind: 'approval';
       id: string;
@@ -154,6 +190,11 @@ export interface IRunTarget {
   annotate(cellIds: readonly string[], key: string, value: JSONObject): number;
   /** Delete the listed cells that were generated (they carry provenance); how many went. */
   retire(cellIds: readonly string[]): number;
+  /** The code cell ``cellId`` (the active one when null) if its outputs hold an error. */
+  failed(cellId: string | null): IFailedCell | null;
+  /** Put an accepted fix in its cell: the source (one undo away), the attempt's outputs, the
+   * ``metadata`` keys (the record of the old source); false when the cell is gone. */
+  applyFix(cellId: string, source: string, outputs: JSONObject[], metadata: JSONObject): boolean;
   interrupt(): void;
 }
 

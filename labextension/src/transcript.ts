@@ -43,7 +43,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         kind: 'code',
         code: String(msg.code),
         attempt: Number(msg.attempt) || 0,
-        status: 'running'
+        status: 'running',
+        ...(msg.scratch === true ? { tried: true } : {})
       });
       return true;
     case 'ran':
@@ -67,6 +68,19 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         id: String(msg.id),
         code: String(msg.code),
         reason: String(msg.reason)
+      });
+      return true;
+    case 'fix':
+      entries.push({
+        kind: 'fix',
+        id: String(msg.id),
+        cellId: String(msg.cell_id),
+        path,
+        diff: String(msg.diff),
+        after: String(msg.after),
+        outputs: Array.isArray(msg.outputs) ? msg.outputs : [],
+        ran: String(msg.ran),
+        metadata: isPlainObject(msg.metadata) ? msg.metadata : {}
       });
       return true;
     case 'decided':
@@ -100,6 +114,8 @@ export function finish(
   for (const entry of entries) {
     if (entry.kind === 'code' && entry.status === 'running') {
       entry.status = 'stopped'; // its run ended before the cell did
+    } else if (entry.kind === 'fix' && !entry.decision) {
+      entry.decision = 'ended'; // the server rolled it back
     } else if (entry.kind === 'approval' && !entry.decision) {
       // Stopped while it waited: its buttons answered nothing yet said "approved" (found by hand).
       entry.decision = 'ended';

@@ -5,6 +5,7 @@ import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
 import React, { useLayoutEffect, useRef, useState } from 'react';
 
+import { FixView } from './fixview';
 import { CodeBlock, Highlighter, Markdown, MarkdownRenderer, splitFences } from './markdown';
 import { ChatModel } from './model';
 import { Entry, ISessionUsage, PANEL_ID } from './tokens';
@@ -37,6 +38,13 @@ const RUN_LABELS = {
   running: 'running a cell…',
   ok: 'cell ran',
   error: 'cell raised',
+  stopped: 'stopped'
+};
+/** The same for a fix tried in the kernel, in no cell (the Fix action). */
+const TRIED_LABELS = {
+  running: 'trying the fix in the kernel…',
+  ok: 'ran without error',
+  error: 'raised',
   stopped: 'stopped'
 };
 
@@ -136,7 +144,7 @@ function EntryView(props: {
       return (
         <div className={`jp-aici-entry jp-aici-run jp-aici-run-${e.status}`} title={e.code}>
           <span className="jp-aici-mark">{RUN_MARKS[e.status]}</span> attempt {e.attempt}:{' '}
-          {RUN_LABELS[e.status]}
+          {(e.tried ? TRIED_LABELS : RUN_LABELS)[e.status]}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
           <CellLink entry={e} model={props.model} />
         </div>
@@ -176,6 +184,8 @@ function EntryView(props: {
       );
     case 'error':
       return <div className="jp-aici-entry jp-aici-error">{e.text}</div>;
+    case 'fix':
+      return <FixView entry={e} model={props.model} />;
     case 'approval':
       return (
         <div className="jp-aici-entry jp-aici-approval">

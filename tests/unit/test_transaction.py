@@ -162,3 +162,15 @@ def test_a_container_holding_one_mutable_item_is_copied_deeply() -> None:
     table["b"]["deep"] = 2
     t.rollback()
     assert rows[-1] == [3] and table["b"] == {"deep": 1}
+
+
+def test_a_rollback_without_a_checkpoint_drops_nothing() -> None:
+    # A held fix rejected after its attempt was committed, or after a kernel restart (a fresh
+    # Transaction): every name would have looked new and been dropped.
+    ns: dict[str, Any] = {"df": [1, 2], "x": 1}
+    tx = Transaction(ns)
+    assert tx.rollback().supported is False and ns == {"df": [1, 2], "x": 1}
+    tx.begin(["x = 2"])
+    ns["x"] = 2
+    tx.commit()
+    assert tx.rollback().supported is False and ns == {"df": [1, 2], "x": 2}

@@ -23,6 +23,7 @@ from jupyter_ai_ci import __version__
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.server.chats import Chats
 from jupyter_ai_ci.drivers.server.protocol import oversized
+from jupyter_ai_ci.drivers.server.fix import SidebarFix
 from jupyter_ai_ci.drivers.server.run import SidebarRun
 from jupyter_ai_ci.model.client import Endpoint
 
@@ -64,7 +65,8 @@ def _label(settings: AICISettings, name: str) -> str:
 
 
 class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
-    """One panel's requests: ``ask`` starts a run, ``executed`` answers the executor,
+    """One panel's requests: ``ask`` starts a run, ``fix`` a cell's Fix / Explain
+    (``fix_decision`` accepts or rejects its offer), ``executed`` answers the executor,
     ``stop`` cancels, ``history`` asks for a notebook's earlier messages (a reloaded page),
     ``forget`` starts a new chat.  One run at a time per socket."""
 
@@ -105,14 +107,14 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
         except (ValueError, AttributeError):
             self.send({"type": "done", "status": "error", "message": "The panel sent a malformed message."})
             return
-        if kind == "ask":
+        if kind in ("ask", "fix"):
             if self.task is not None and not self.task.done():
                 self.send({"type": "done", "status": "error",
                            "message": "A request is already running; stop it first."})
                 return
             state = _state(self)
-            self.run = SidebarRun(self.send, state["chats"], self.kernel_manager, self.session_manager,
-                                  state["root_dir"])
+            self.run = (SidebarFix if kind == "fix" else SidebarRun)(
+                self.send, state["chats"], self.kernel_manager, self.session_manager, state["root_dir"])
             self.task = asyncio.ensure_future(self.run.run(msg))
         elif kind in ("history", "forget") and isinstance(msg.get("path"), str):
             chats: Chats = _state(self)["chats"]
@@ -126,6 +128,8 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
             self.run.executor.resolve(msg)
         elif kind == "approval" and self.run is not None:
             self.run.decided(msg)
+        elif kind == "fix_decision" and isinstance(self.run, SidebarFix):
+            self.run.fix_decided(msg)
         elif kind == "stop" and self.task is not None:
             self.task.cancel()
 

@@ -105,7 +105,8 @@ class PanelReporter:
     def executing(self, action: Execute) -> None:
         self.executor.begin(action)
         self.send({"type": "running", "code": action.code, "attempt": action.attempt,
-                   "step": action.step, "block": action.block})
+                   "step": action.step, "block": action.block,
+                   **({"scratch": True} if self.executor.scratch else {})})  # a fix tried without a cell
 
     def executed(self, action: Execute, result: ExecutionResult) -> None:
         # The cell it ran in, and whether it drew a figure: the panel shows a thumbnail of the
