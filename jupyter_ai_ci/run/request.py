@@ -191,8 +191,9 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate else record
-        # A question about data must be answered by code that ran, whatever the driver.
-        self.settings = replace(self.settings, needs_code=about_data(self.request, snapshot.named))
+        # A question about data must be answered by code that ran, whatever the driver; with
+        # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
+        self.settings = replace(self.settings, needs_code=self.settings.run and about_data(self.request, snapshot.named))
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()
