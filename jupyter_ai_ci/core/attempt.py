@@ -89,7 +89,7 @@ def run_attempt(
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"
     if decision.verdict == "ask" and blocks not in approved:
-        approval = _approval((yield AskApproval(blocks, decision.reasons, number)))
+        approval = _approval((yield AskApproval(blocks, decision.reasons, number, review=review)))
         if not approval.granted:
             why = approval.why or "rejected"
             if review:  # the driver's advice (the allow list, policy 'auto') cannot help here

@@ -29,7 +29,7 @@ from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
 from jupyter_ai_ci.run.session import KEEPABLE, Session
-from jupyter_ai_ci.safety.approval import GrantAll
+from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 from jupyter_ai_ci.safety.policy import PolicySettings
 
 
@@ -127,6 +127,7 @@ class Run:
         self.record: Record | None = None
         self.key = ""
         self.secrets: tuple[str, ...] = ()
+        self.vouching: Vouched | None = None  # the approver of this run (``approver``)
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
@@ -140,7 +141,11 @@ class Run:
                      tuple(s.context_exclude))
 
     def approver(self, asker: Approver | AsyncApprover | None) -> Approver | AsyncApprover | None:
-        return GrantAll() if self.options.yes else asker
+        """``asker`` (a person), behind ``--yes`` when given; it never approves code from a
+        replay record this user did not sign (``GrantAll``).  None: nobody can be asked."""
+        inner = GrantAll(asker) if self.options.yes else asker
+        self.vouching = Vouched(inner) if inner is not None else None
+        return self.vouching
 
     def _known(self, snapshot: Snapshot, live: Callable[[], Sequence[str]] | None) -> Callable[[], Sequence[str]]:
         # The kernel's secrets (live in the magic, as of the snapshot elsewhere), this
@@ -219,8 +224,10 @@ class Run:
         if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
             self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
         elif self.store is not None and replayed and self.record is not None and self.record.unverified \
-                and outcome.status == "success" and outcome.attempts:
-            # Its code was approved and worked: signed with this user's key, it now replays silently.
+                and outcome.status == "success" and outcome.attempts and self.vouching is not None \
+                and self.vouching.vouched:
+            # A person approved its code and it worked: signed with this user's key, it now replays
+            # silently.  Never merely for being served (--yes approves none of it: GrantAll).
             self.store.put(self.record)
         self.session.remember(self.thread, self.request, outcome)
         meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
