@@ -24,6 +24,7 @@ from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell,
 Mode = Literal["auto", "ask-risky", "ask"]
 MODES: tuple[Mode, ...] = ("auto", "ask-risky", "ask")
 
+_CHDIR = "changes the working directory (relative writes after it land outside it)"
 # (pattern on the resolved dotted name of the called function, kind, why)
 RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("os.system", "process", "runs a shell command"),
@@ -43,6 +44,11 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("os.replace", "delete", "overwrites a file"),
     ("os.truncate", "delete", "truncates a file"),
     ("os.open", "write", "opens a file with OS flags (may write anywhere)"),
+    # A relative path is judged as it reads, against the working directory: code that moves
+    # the kernel there first would write anywhere unasked (issue #30, item 7).
+    ("os.chdir", "write", _CHDIR),
+    ("os.fchdir", "write", _CHDIR),
+    ("contextlib.chdir", "write", _CHDIR),
     ("shutil.rmtree", "delete", "deletes a directory tree"),
     ("shutil.move", "delete", "moves (may overwrite) files"),
     ("*.unlink", "delete", "deletes a file"),
@@ -83,7 +89,9 @@ RISKY_MAGICS = {
     "pip": "installs packages", "conda": "installs packages", "mamba": "installs packages",
     "writefile": "writes a file", "killbgscripts": "kills processes", "perl": "runs a script",
     "ruby": "runs a script", "python": "runs a separate Python process", "powershell": "runs a script",
+    "cd": _CHDIR, "pushd": _CHDIR, "popd": _CHDIR,
 }
+_WRITE_MAGICS = {"cd", "pushd", "popd"}  # judged as writes: the allow list's "write" covers them
 # Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call.
 _HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))}
 # Every pattern in one regex, alternatives in RISKY_CALLS' order, so the first that matches wins as
@@ -157,7 +165,11 @@ def scan_trees(trees: Sequence[ast.Module]) -> Scan:
     """The risks in an attempt's blocks, and every name they call or import."""
     risks: list[Risk] = []
     scope = scope_of(trees)  # the blocks run one after another, so a name bound in one holds in the next
-    calls: set[str] = set(scope.aliases.values())
+    calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
+    for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
+        if module.split(".")[0] in _HIDDEN:
+            risks.append(Risk("eval", f"from {module} import *", "imports every name of a module with risky "
+                              "calls, hiding which it calls"))
     for node in scope.nodes:
         if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
             risks.extend(_node_risks(node, scope, calls))
@@ -188,10 +200,12 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):
             return [Risk("builtins", "setattr", "changes Python's builtins or sys", line)]
-        if name.startswith("get_ipython().run_") and node.args:
+        if (name.startswith("get_ipython().run_") or name == "get_ipython().magic") and node.args:
             magic = (literal_str(node.args[0]) or "").lower()
+            if name == "get_ipython().magic":  # the old API: magic('cd ..')
+                magic = magic.lstrip("%").split(" ", 1)[0]
             if magic in RISKY_MAGICS:
-                return [Risk("shell", f"%{magic}", RISKY_MAGICS[magic], line)]
+                return [Risk("write" if magic in _WRITE_MAGICS else "shell", f"%{magic}", RISKY_MAGICS[magic], line)]
             dropped = sql.magic_findings(node, scope) if magic == "sql" else []
             return [Risk("delete", "%sql", why, line) for why in dropped]
         if name in ("getattr", "importlib.import_module", "__import__", "importlib.__import__"):
