@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +169,8 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate else record
+        # Relative writes are judged from where the kernel is now, not where its notebook is.
+        self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved))
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

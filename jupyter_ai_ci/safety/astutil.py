@@ -9,13 +9,13 @@ instead of being syntax errors.
 from __future__ import annotations
 
 import ast
-import importlib
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+from jupyter_ai_ci.safety.starimports import star_imports
 
 
 @lru_cache(maxsize=1)
@@ -184,52 +184,7 @@ class Scope:
     # Modules star-imported (``from shutil import *``) whose names the scan could not read.
     unread_stars: tuple[str, ...] = ()
     stars: tuple[str, ...] = ()  # every star-imported module
-
-
-# The standard library's modules the risk scan has rules for: ``from M import *`` of one binds
-# names the scan reads from M itself (importing these has no side effect).  Any other module is
-# read only if this process has imported it already (never imported to scan code).
-_STAR_READABLE = frozenset({
-    "os", "os.path", "posix", "nt", "subprocess", "shutil", "pty", "socket", "ftplib", "smtplib", "runpy",
-    "ctypes", "sys", "builtins", "asyncio", "urllib.request", "http.client", "io", "codecs", "gzip", "bz2",
-    "lzma", "tarfile", "zipfile", "pathlib", "importlib", "signal", "multiprocessing", "pickle", "marshal",
-    "code", "tempfile", "glob",
-})
-
-
-def star_names(module: str) -> frozenset[str] | None:
-    """The names ``from module import *`` binds, or None when reading the code cannot tell."""
-    loaded = sys.modules.get(module)
-    if loaded is None and module in _STAR_READABLE:
-        try:
-            loaded = importlib.import_module(module)
-        except ImportError:  # posix on Windows, nt elsewhere: nothing of it can be called here
-            return frozenset()
-    if loaded is None:
-        return None
-    names = getattr(loaded, "__all__", None)
-    if names is None:
-        names = [n for n in dir(loaded) if not n.startswith("_")]
-    return frozenset(str(n) for n in names)
-
-
-def _star_imports(nodes: Sequence[ast.AST], aliases: dict[str, str], used: set[str]) -> tuple[list[str], list[str]]:
-    """Resolve the names ``from M import *`` binds, as an import of each would: ``run(...)`` after
-    ``from subprocess import *`` reads ``subprocess.run`` (found in a security review: star imports
-    hid run, copy and rmtree from the scan).  A name is mapped only when M has it -- never a
-    builtin such as ``eval`` that M does not replace.  Returns the modules, and those unread."""
-    stars, unread = [], []
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level \
-                and any(a.name == "*" for a in node.names):
-            stars.append(node.module)
-            names = star_names(node.module)
-            if names is None:
-                unread.append(node.module)
-                continue
-            for name in used & names:
-                aliases[name] = f"{node.module}.{name}"
-    return stars, unread
+    moved: str = ""  # the working directory, from the notebook's folder (policy.PolicySettings.moved)
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
@@ -240,7 +195,7 @@ _BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__",
 _CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
 
 
-def scope_of(trees: Sequence[ast.Module]) -> Scope:
+def scope_of(trees: Sequence[ast.Module], moved: str = "") -> Scope:
     """One scope for all of an attempt's blocks: they run one after another in one namespace."""
     nodes = tuple(node for tree in trees for node in walk(tree))
     aliases = imported_aliases(nodes)  # in block order: a later block's import wins, as when run
@@ -252,7 +207,7 @@ def scope_of(trees: Sequence[ast.Module]) -> Scope:
     for name, origin in _CONVENTIONAL.items():
         if name in used and name not in aliases:
             aliases[name] = origin
-    stars, unread = _star_imports(nodes, aliases, used)
+    stars, unread = star_imports(nodes, aliases, used)
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,
     # ``m = importlib.import_module('os')``.  Repeat so aliases of aliases resolve in any order.
     for _ in range(3):
@@ -261,7 +216,7 @@ def scope_of(trees: Sequence[ast.Module]) -> Scope:
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
                 aliases[name] = target
-    return Scope(aliases, values, nodes, tuple(unread), tuple(stars))
+    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved)
 
 
 def walk(tree: ast.AST) -> list[ast.AST]:

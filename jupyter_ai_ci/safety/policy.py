@@ -123,6 +123,9 @@ class PolicySettings:
     mode: Mode = "ask-risky"
     allow: tuple[str, ...] = ()  # patterns: a risk kind ("network"), a call ("requests.*"), "pip:<pkg>"
     deny: tuple[str, ...] = ()  # patterns: a call or module ("requests.*", "requests"), or a kind
+    # Where the kernel's working directory is, from its notebook's folder, when the run started
+    # ("" there or unknown, "?" unreachable by a relative path): relative writes are judged from it.
+    moved: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,10 +164,11 @@ def scan(blocks: Sequence[str]) -> Scan:
     return scan_trees(trees)
 
 
-def scan_trees(trees: Sequence[ast.Module]) -> Scan:
-    """The risks in an attempt's blocks, and every name they call or import."""
+def scan_trees(trees: Sequence[ast.Module], moved: str = "") -> Scan:
+    """The risks in an attempt's blocks, and every name they call or import.  ``moved``:
+    ``PolicySettings.moved``."""
     risks: list[Risk] = []
-    scope = scope_of(trees)  # the blocks run one after another, so a name bound in one holds in the next
+    scope = scope_of(trees, moved)  # the blocks run one after another, so a name bound in one holds in the next
     calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
     for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
         if module.split(".")[0] in _HIDDEN:

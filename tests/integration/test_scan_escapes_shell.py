@@ -60,3 +60,20 @@ def test_star_imports_do_not_hide_run_rmtree_or_copy(
     assert "shutil.rmtree: deletes a directory tree" in said and (keep / "data.csv").exists()
     said = refused(ip, model_server, f"from shutil import *\ncopy('/etc/hostname', {str(tmp_path / 'copied')!r})")
     assert "copies outside the working directory" in said and not (tmp_path / "copied").exists()
+
+
+def test_a_kernel_already_moved_out_of_the_notebooks_folder_asks_before_a_relative_write(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel left the notebook's folder before the request (an earlier request's approved
+    ``%cd ..``): a relative write is judged from where the kernel is, not as it reads."""
+    notebook = work / "analysis.ipynb"
+    notebook.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    ip.run_line_magic("cd", "..")
+    said = refused(ip, model_server, "open('escaped.txt', 'w').write('x')")
+    assert "the kernel's working directory is at '..' from the notebook's folder" in said
+    assert not (work.parent / "escaped.txt").exists()
+    (work / "sub").mkdir()
+    ip.run_line_magic("cd", str(work / "sub"))  # inside the notebook's folder: as ever
+    model_server.script(py("open('kept.txt', 'w').write('ok')"))
+    assert ip.run_cell("%%ask\nsave it").success and (work / "sub" / "kept.txt").read_text() == "ok"
