@@ -77,3 +77,21 @@ def test_a_kernel_already_moved_out_of_the_notebooks_folder_asks_before_a_relati
     ip.run_line_magic("cd", str(work / "sub"))  # inside the notebook's folder: as ever
     model_server.script(py("open('kept.txt', 'w').write('ok')"))
     assert ip.run_cell("%%ask\nsave it").success and (work / "sub" / "kept.txt").read_text() == "ok"
+
+
+def test_the_panel_and_the_cli_learn_where_the_kernel_is_across_the_kernel_boundary(
+        ip: Any, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from jupyter_ai_ci.context import snapshot
+
+    notebook = work / "analysis.ipynb"
+    notebook.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    ip.run_line_magic("cd", "..")
+    payload = json.dumps({"request": "save it"})
+    reply = {"status": "ok", "data": {"text/plain": repr(snapshot.kernel_side(payload))}}
+    assert snapshot.from_reply(reply).moved == ".."  # what the server and the CLI are told
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert snapshot.from_reply({"status": "ok", "data": {"text/plain": repr(snapshot.kernel_side(payload))}}
+                               ).moved == ""  # no notebook known: the current directory is the working one
