@@ -11,6 +11,7 @@ and its executor, reporter and approver (``run.flow``), and presents the
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -229,8 +230,10 @@ class Run:
                 and outcome.status == "success" and outcome.attempts and self.vouching is not None \
                 and self.vouching.vouched:
             # A person approved its code and it worked: signed with this user's key, it now replays
-            # silently.  Never merely for being served (--yes approves none of it: GrantAll).
-            self.store.put(self.record)
+            # silently.  Never merely for being served (--yes approves none of it: GrantAll).  Its
+            # model and date were the author's claims: signed, they would read as verified.
+            self.store.put(replace(self.record, model=f"{self.record.model or '?'} (made elsewhere, approved by you)",
+                                   generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
         self.session.remember(self.thread, self.request, outcome)
         meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
         if self.source:

@@ -55,7 +55,8 @@ def test_an_edited_record_needs_approval_then_becomes_the_users(
     # asked a third time in one conversation has a conversation of its own, so another key.)
     assert ip.run_cell("%%ask --new\nset the answer").success
     assert ip.user_ns["answer"] == "edited by someone else" and len(model_server.requests) == 1
-    assert "not verified" not in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "not verified" not in shown and "(made elsewhere, approved by you)" in shown  # no claim reads as fact
 
 
 def test_a_planted_record_with_yes_in_its_own_cell_neither_runs_nor_is_signed(
