@@ -130,7 +130,8 @@ __builtins__ = dict(vars(_b), __import__=_shadow, exec=_shadow, eval=_shadow, ge
 
 
 def test_failure_notes_come_from_the_real_module_whatever_the_namespace_rebinds(tmp_path: Path) -> None:
-    from jupyter_ai_ci.context import failure
+    from jupyter_ai_ci.context import failure, snapshot
+    from jupyter_ai_ci.safety import remote
 
     markers, folder = tmp_path / "markers", tmp_path / "shared"
     markers.mkdir()
@@ -149,6 +150,11 @@ def test_failure_notes_come_from_the_real_module_whatever_the_namespace_rebinds(
         assert value["status"] == "ok", value
         notes = failure.from_reply(value)
         assert any("revenue_total" in hint for hint in notes.hints), notes  # the real module's hint
+        # Every other call into the kernel goes the same way: the snapshot and a transaction too.
+        exprs = {"s": snapshot.expression(snapshot.Query("share of revenue_total")), "t": remote.expression("commit")}
+        values = kc.execute("", silent=True, user_expressions=exprs, reply=True, timeout=30)["content"]
+        assert "revenue_total" in snapshot.from_reply(values["user_expressions"]["s"]).context.text
+        assert remote.parse(values["user_expressions"]["t"]).supported
         assert ran(markers) == []  # neither the shadow nor the planted package ran
     finally:
         kc.stop_channels()
