@@ -203,6 +203,10 @@ class AskApproval:
     reasons: tuple[str, ...]
     attempt: int
     kind: Literal["run", "install"] = "run"
+    # Why only a person may approve this code, whatever was approved up front ("" for none):
+    # it came from a replay record this user's key did not sign, so ``--yes`` -- which a
+    # notebook someone sent can carry in its own ``%%ask`` line -- does not approve it.
+    review: str = ""
 
     @property
     def package(self) -> str:

@@ -15,6 +15,15 @@ and ipykernel put it); the same folder *after* the standard library was put ther
 installation (a ``.pth`` file: an editable install of a checkout) and stays -- and it
 refuses a ``jupyter_ai_ci`` already imported from the working directory: one line that
 says what to do, the kernel untouched.
+
+The expression looks up no name in the user's namespace, where a user expression is
+evaluated: notebook or model code can rebind ``exec``, ``__import__`` or ``__builtins__``
+there (issue #30, item 9: ``__import__ = lambda *a, **k: evil`` made our call run ``evil``).
+It reaches ``sys`` from a literal, through the import system's own ``BuiltinImporter`` (made
+when Python starts, before any user code: the first class of that name), runs ``_BOOT``
+with the real ``builtins`` module as its builtins, and imports with ``importlib``.  Code that
+patches the ``builtins`` module itself, or our modules in ``sys.modules``, owns the
+interpreter already; that is not promised (docs/safety.md).
 """
 
 from __future__ import annotations
@@ -50,9 +59,16 @@ finally:
 """
 
 
+# ``sys`` without a name: only attributes of a literal, and comprehension-local names.
+_SYS = ("[c for c in ().__class__.__base__.__subclasses__() if c.__module__ == '_frozen_importlib' "
+        "and c.__name__ == 'BuiltinImporter'][0].find_spec.__globals__['sys']")
+
+
 def call(module: str, argument: str) -> str:
     """The user expression that returns ``module.kernel_side(argument)`` in the kernel,
-    with ``module`` imported from the kernel's environment, never its working directory."""
+    with ``module`` imported from the kernel's environment, never its working directory,
+    and no name looked up in the user's namespace."""
     if not module.startswith(PACKAGE + "."):
         raise ValueError(f"not one of ours: {module}")
-    return f"(lambda g: exec({_BOOT!r}, g) or g['out'])({{'m': {module!r}, 'a': {argument!r}}})"
+    return (f"(lambda b: (lambda g: b.exec({_BOOT!r}, g) or g['out'])"
+            f"({{'__builtins__': b, 'm': {module!r}, 'a': {argument!r}}}))({_SYS}.modules['builtins'])")

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.context.apihints import api_hints
 from jupyter_ai_ci.context.closenames import close, mean
 from jupyter_ai_ci.context.describe import _is_frame, describe
@@ -273,7 +274,7 @@ def inspect_failure(ns: Mapping[str, Any], code: Sequence[str], ename: str, eval
 
 def expression(code: Sequence[str], ename: str, evalue: str) -> str:
     payload = json.dumps({"code": list(code), "ename": ename, "evalue": evalue})
-    return f"__import__('jupyter_ai_ci.context.failure', fromlist=['_']).kernel_side({payload!r})"
+    return inkernel.call("jupyter_ai_ci.context.failure", payload)  # no bare __import__ (issue #30, item 9)
 
 
 def kernel_side(payload: str) -> str:

@@ -30,6 +30,7 @@ from jupyter_ai_ci.context.describe import describe
 from jupyter_ai_ci.context.kernel_state import gather_context
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.events import CellRecord, Message
+from jupyter_ai_ci.notebook.reader import session_notebook
 from jupyter_ai_ci.tokens import counter_name
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -52,6 +53,7 @@ class Snapshot:
     named: tuple[str, ...] = ()  # descriptions of the variables the request names (part of the replay key)
     secrets: tuple[str, ...] = field(default=(), repr=False)  # values to mask; never stored
     note: str = ""  # why the context is poorer than usual (the kernel could not be asked)
+    moved: str = ""  # the kernel's working directory from its notebook's folder (``moved``)
 
 
 def named_variables(request: str, ns: Mapping[str, Any]) -> tuple[str, ...]:
@@ -67,7 +69,23 @@ def take(shell: Any, query: Query) -> Snapshot:
     secrets = secret_values(ns, os.environ)  # the context's masking and the run's: found once
     context = gather_context(shell, query.request, query.conversation, query.budget, query.exclude,
                              notebook=query.notebook, secrets=secrets)
-    return Snapshot(context, named_variables(query.request, ns), secrets)
+    return Snapshot(context, named_variables(query.request, ns), secrets, moved=moved(ns))
+
+
+def moved(ns: Mapping[str, Any]) -> str:
+    """Where the kernel's working directory is, from the folder of its notebook: "" there (or
+    when the notebook is unknown), else the relative path ("..", "data"), "?" when none leads
+    there.  A relative write is judged from it (``safety.writes``): code that moved the kernel
+    out of the notebook's folder -- a ``%cd ..`` approved in an earlier request, or hidden from
+    the scan -- no longer makes ``open('x.csv', 'w')`` land outside it unasked."""
+    notebook = session_notebook(ns=ns)
+    if notebook is None:
+        return ""
+    try:
+        path = os.path.relpath(os.path.realpath(os.getcwd()), os.path.realpath(notebook.parent))
+    except (OSError, ValueError):  # another drive, or a working directory that is gone
+        return "?"
+    return "" if path == "." else path.replace(os.sep, "/")
 
 
 def without_kernel(query: Query, note: str) -> Snapshot:
@@ -125,6 +143,7 @@ def kernel_side(payload: str) -> str:
     return json.dumps({
         "text": c.text, "history": [_message(m) for m in c.history], "tokens": c.tokens, "budget": c.budget,
         "counter": c.counter, "named": list(snapshot.named), "secrets": list(snapshot.secrets),
+        "moved": snapshot.moved,
     })
 
 
@@ -138,7 +157,8 @@ def from_reply(user_expression: Mapping[str, Any]) -> Snapshot:
     data = json.loads(text)
     context = Context(str(data["text"]), _roles(data.get("history")), int(data["tokens"]), int(data["budget"]),
                       str(data["counter"]))
-    return Snapshot(context, _strings(data.get("named")), _strings(data.get("secrets")))
+    return Snapshot(context, _strings(data.get("named")), _strings(data.get("secrets")),
+                    moved=str(data.get("moved", "")))
 
 
 def _strings(items: Any) -> tuple[str, ...]:

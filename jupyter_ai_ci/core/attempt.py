@@ -84,12 +84,12 @@ def run_attempt(
         unparsed = (*(ExecutionResult() for _ in range(index)),
                     ExecutionResult(error=error, notes=(NOT_PARSED,)))
         return Attempt(number, step, blocks, unparsed)
-    found = policy.scan_trees(trees)
+    found = policy.scan_trees(trees, settings.policy.moved)
     decision = _reviewed(policy.decide(settings.policy, found), review)
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"
     if decision.verdict == "ask" and blocks not in approved:
-        approval = _approval((yield AskApproval(blocks, decision.reasons, number)))
+        approval = _approval((yield AskApproval(blocks, decision.reasons, number, review=review)))
         if not approval.granted:
             why = approval.why or "rejected"
             if review:  # the driver's advice (the allow list, policy 'auto') cannot help here

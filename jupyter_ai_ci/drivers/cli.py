@@ -98,7 +98,8 @@ class RunApp(JupyterApp):
     regenerate = Bool(False, help="Ask the model even when the replay store beside the notebook has an "
                                   "answer to this request.").tag(config=True)
     yes = Bool(False, help="Approve what the policy would ask about (flagged code) without asking; "
-                           "the deny list still applies. Without it and with no terminal on stdin, "
+                           "the deny list still applies, and code from a replay record your key did not "
+                           "sign is still asked about. Without it and with no terminal on stdin, "
                            "such code is refused (exit status 6).").tag(config=True)
 
     @default("config_file_name")

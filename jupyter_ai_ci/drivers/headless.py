@@ -33,6 +33,7 @@ from jupyter_ai_ci.notebook.document import (
     save,
     set_outputs,
 )
+from jupyter_ai_ci.notebook.reader import SESSION_ENV
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Run
@@ -93,14 +94,17 @@ def stop_on_sigterm() -> None:
         loop.add_signal_handler(signal.SIGTERM, stop)
 
 
-async def start_kernel(options: KernelOptions, cwd: Path) -> KernelConnection:
+async def start_kernel(options: KernelOptions, cwd: Path, notebook: Path | None = None) -> KernelConnection:
+    """``notebook``: told to a local kernel as Jupyter Server tells it (``JPY_SESSION_NAME``), so
+    relative writes are judged from the notebook's folder wherever its cells move the kernel."""
     if options.gateway_url:
         from jupyter_ai_ci.executors.gateway import GatewayKernel
 
         return await GatewayKernel.start(options.gateway_url, options.gateway_token, options.kernel_name,
                                          request_timeout=max(options.receive_timeout, 5.0),
                                          startup_timeout=options.startup_timeout)
-    return await LocalKernel.start(options.kernel_name, cwd=str(cwd), startup_timeout=options.startup_timeout)
+    env = {SESSION_ENV: str(notebook.resolve())} if notebook is not None else None
+    return await LocalKernel.start(options.kernel_name, cwd=str(cwd), env=env, startup_timeout=options.startup_timeout)
 
 
 async def run_notebook(path: Path, session: Session, request: str, options: Options, kernel: KernelOptions,
@@ -129,7 +133,7 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
                          "changed (--regenerate asks the model again)")
     run.check()
     timings = Timings()
-    connection = await start_kernel(kernel, path.parent)
+    connection = await start_kernel(kernel, path.parent, path)
     s = session.settings
     executor = KernelExecutor(connection, timeout=kernel.timeout, receive_timeout=kernel.receive_timeout,
                               max_output_chars=s.max_output_chars, snapshot_max_bytes=s.snapshot_max_bytes,

@@ -91,7 +91,8 @@ class AskMagics(Magics, AICISettings):
               help="call the model even if this request was answered before (skip replay)")
     @argument("--yes", action="store_true",
               help="approve what the policy would ask about for this request (flagged code, "
-                   "installing a missing package); the deny list still applies")
+                   "installing a missing package); the deny list still applies, and code from a "
+                   "replay record you did not sign is still asked about")
     @argument("--show-context", action="store_true",
               help="print exactly what would be sent, with its token count, and send nothing")
     @argument("request", nargs="*", help="the request (line magic); in %%ask, the cell body")

@@ -65,7 +65,7 @@ class Record:
         if not self.unverified:
             return ""
         return (f"replay record made elsewhere, not verified ({self.unverified}): its code runs only "
-                "if you approve it (--yes approves; --regenerate asks the model instead)")
+                "if you approve it when asked (--yes does not approve it; --regenerate asks your model instead)")
 
     def as_outcome(self) -> Outcome:
         """What the run that made this record ended with: its code, step by step (the replies

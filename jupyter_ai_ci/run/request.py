@@ -11,6 +11,7 @@ and its executor, reporter and approver (``run.flow``), and presents the
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,7 +31,7 @@ from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
 from jupyter_ai_ci.run.session import KEEPABLE, Session
-from jupyter_ai_ci.safety.approval import GrantAll
+from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 from jupyter_ai_ci.safety.policy import PolicySettings
 
 
@@ -142,6 +143,7 @@ class Run:
         self.shown = mask_secrets(self.request, self.secrets)
         self.interim: dict[str, Any] = {"request": self.shown, "model": self.endpoint.model,
                                         "endpoint_host": self.endpoint.host, "source": source}
+        self.vouching: Vouched | None = None  # the approver of this run (``approver``)
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
@@ -155,7 +157,11 @@ class Run:
                      tuple(s.context_exclude))
 
     def approver(self, asker: Approver | AsyncApprover | None) -> Approver | AsyncApprover | None:
-        return GrantAll() if self.options.yes else asker
+        """``asker`` (a person), behind ``--yes`` when given; it never approves code from a
+        replay record this user did not sign (``GrantAll``).  None: nobody can be asked."""
+        inner = GrantAll(asker) if self.options.yes else asker
+        self.vouching = Vouched(inner) if inner is not None else None
+        return self.vouching
 
     def keep(self, values: Sequence[str]) -> None:
         """Secrets the kernel holds now (called after each step): masked until the run ends."""
@@ -191,9 +197,11 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate else record
+        # Relative writes are judged from where the kernel is now, not where its notebook is.
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
-        self.settings = replace(self.settings, needs_code=self.settings.run and about_data(self.request, snapshot.named))
+        self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved),
+                                needs_code=self.settings.run and about_data(self.request, snapshot.named))
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()
@@ -251,9 +259,13 @@ class Run:
         if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
             self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
         elif self.store is not None and replayed and self.record is not None and self.record.unverified \
-                and outcome.status == "success" and outcome.attempts:
-            # Its code was approved and worked: signed with this user's key, it now replays silently.
-            self.store.put(self.record)
+                and outcome.status == "success" and outcome.attempts and self.vouching is not None \
+                and self.vouching.vouched:
+            # A person approved its code and it worked: signed with this user's key, it now replays
+            # silently.  Never merely for being served (--yes approves none of it: GrantAll).  Its
+            # model and date were the author's claims: signed, they would read as verified.
+            self.store.put(replace(self.record, model=f"{self.record.model or '?'} (made elsewhere, approved by you)",
+                                   generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
         self.session.remember(self.thread, self.request, outcome)
         meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
         if self.source:

@@ -29,11 +29,52 @@ def nobody_to_ask(request: AskApproval) -> str:
     return f"{_NOBODY}; use --yes, or allow the package: %config AskMagics.allow = ['pip:{request.package}']"
 
 
+NOBODY_FOR_REVIEW = "nobody can be asked here"
+
+
 class GrantAll:
-    """``--yes``: the user approved up front."""
+    """``--yes``: the user approved up front what the policy would ask about -- but not code
+    from a replay record their key did not sign (``request.review``).  A notebook someone sent
+    can carry ``%%ask --yes`` in its own cell, so that flag vouches for nothing it did not
+    write: such code goes to ``asker``, a person, or is not run.  The command line's ``--yes``
+    follows the same rule (docs/safety.md): a folder cloned for CI is someone else's too."""
+
+    def __init__(self, asker: Any = None) -> None:
+        self.asker = asker
 
     def approve(self, request: AskApproval) -> Approval:
-        return Approval(True, "--yes")
+        if not request.review:
+            return Approval(True, "--yes")
+        approve = getattr(self.asker, "approve", None)
+        return approve(request) if approve is not None else Approval(False, NOBODY_FOR_REVIEW)
+
+    async def aapprove(self, request: AskApproval) -> Approval:
+        aapprove = getattr(self.asker, "aapprove", None)
+        if request.review and aapprove is not None:
+            return await aapprove(request)  # type: ignore[no-any-return]
+        return self.approve(request)
+
+
+class Vouched:
+    """The run's approver, remembering whether a person approved code that needed review:
+    only then may the replay record it came from be signed with this user's key (a record
+    served, or approved by nobody, stays unverified)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.vouched = False
+
+    def _note(self, request: AskApproval, approval: Approval) -> Approval:
+        self.vouched |= bool(request.review) and approval.granted
+        return approval
+
+    def approve(self, request: AskApproval) -> Approval:
+        return self._note(request, self.inner.approve(request))
+
+    async def aapprove(self, request: AskApproval) -> Approval:
+        aapprove = getattr(self.inner, "aapprove", None)
+        approval = await aapprove(request) if aapprove is not None else self.inner.approve(request)
+        return self._note(request, approval)
 
 
 class StdinApprover:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from jupyter_ai_ci.safety.starimports import star_imports
+
 
 @lru_cache(maxsize=1)
 def _transformer() -> object:
@@ -179,6 +181,10 @@ class Scope:
     # Every node of the blocks, each block walked in turn.  The scans read this instead of
     # walking the trees again: a walk costs more than most of the checks made on its nodes.
     nodes: tuple[ast.AST, ...] = ()
+    # Modules star-imported (``from shutil import *``) whose names the scan could not read.
+    unread_stars: tuple[str, ...] = ()
+    stars: tuple[str, ...] = ()  # every star-imported module
+    moved: str = ""  # the working directory, from the notebook's folder (policy.PolicySettings.moved)
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
@@ -189,7 +195,7 @@ _BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__",
 _CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
 
 
-def scope_of(trees: Sequence[ast.Module]) -> Scope:
+def scope_of(trees: Sequence[ast.Module], moved: str = "") -> Scope:
     """One scope for all of an attempt's blocks: they run one after another in one namespace."""
     nodes = tuple(node for tree in trees for node in walk(tree))
     aliases = imported_aliases(nodes)  # in block order: a later block's import wins, as when run
@@ -201,6 +207,7 @@ def scope_of(trees: Sequence[ast.Module]) -> Scope:
     for name, origin in _CONVENTIONAL.items():
         if name in used and name not in aliases:
             aliases[name] = origin
+    stars, unread = star_imports(nodes, aliases, used)
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,
     # ``m = importlib.import_module('os')``.  Repeat so aliases of aliases resolve in any order.
     for _ in range(3):
@@ -209,7 +216,7 @@ def scope_of(trees: Sequence[ast.Module]) -> Scope:
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
                 aliases[name] = target
-    return Scope(aliases, values, nodes)
+    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved)
 
 
 def walk(tree: ast.AST) -> list[ast.AST]:

@@ -14,84 +14,16 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase, translate
+from fnmatch import fnmatchcase
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety import sql, writes
 from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell, root_name, scope_of
+from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
 MODES: tuple[Mode, ...] = ("auto", "ask-risky", "ask")
-
-# (pattern on the resolved dotted name of the called function, kind, why)
-RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
-    ("os.system", "process", "runs a shell command"),
-    ("os.popen", "process", "runs a shell command"),
-    ("os.exec*", "process", "replaces the kernel process"),
-    ("os.spawn*", "process", "starts a process"),
-    ("os.fork*", "process", "forks the kernel"),
-    ("os.kill*", "process", "sends a signal to a process"),
-    ("subprocess.*", "process", "starts a process"),
-    ("pty.*", "process", "starts a process on a terminal"),
-    ("asyncio.create_subprocess_*", "process", "starts a process"),
-    ("os.remove", "delete", "deletes a file"),
-    ("os.unlink", "delete", "deletes a file"),
-    ("os.rmdir", "delete", "deletes a directory"),
-    ("os.removedirs", "delete", "deletes directories"),
-    ("os.rename", "delete", "renames (may overwrite) a file"),
-    ("os.replace", "delete", "overwrites a file"),
-    ("os.truncate", "delete", "truncates a file"),
-    ("os.open", "write", "opens a file with OS flags (may write anywhere)"),
-    ("shutil.rmtree", "delete", "deletes a directory tree"),
-    ("shutil.move", "delete", "moves (may overwrite) files"),
-    ("*.unlink", "delete", "deletes a file"),
-    ("*.rmdir", "delete", "deletes a directory"),
-    ("*.rmtree", "delete", "deletes a directory tree"),
-    ("socket.*", "network", "opens a network connection"),
-    ("urllib.request.*", "network", "accesses the network"),
-    ("http.client.*", "network", "accesses the network"),
-    ("requests.*", "network", "accesses the network"),
-    ("httpx.*", "network", "accesses the network"),
-    ("urllib3.*", "network", "accesses the network"),
-    ("aiohttp.*", "network", "accesses the network"),
-    ("ftplib.*", "network", "accesses the network"),
-    ("smtplib.*", "network", "sends mail"),
-    ("paramiko.*", "network", "opens an SSH connection"),
-    ("eval", "eval", "evaluates a string as code"),
-    ("exec", "eval", "executes a string as code"),
-    ("compile", "eval", "compiles a string as code"),
-    ("runpy.*", "eval", "runs another module or file as code"),
-    ("*.exec_module", "eval", "runs a module's code"),
-    ("ctypes.*", "ctypes", "calls native code directly"),
-    ("cffi.*", "ctypes", "calls native code directly"),
-    ("exit", "exit", "ends the kernel"),
-    ("quit", "exit", "ends the kernel"),
-    ("sys.exit", "exit", "ends the program"),
-    ("os._exit", "exit", "kills the kernel process"),
-    ("os.abort", "exit", "kills the kernel process"),
-    ("sys.modules.*", "modules", "changes sys.modules"),
-    ("get_ipython().system", "shell", "runs a shell command (!)"),
-    ("get_ipython().getoutput", "shell", "runs a shell command (!!)"),
-    ("get_ipython().system_piped", "shell", "runs a shell command"),
-)
-# Line and cell magics that reach the shell, the kernel or the environment.
-RISKY_MAGICS = {
-    "system": "runs a shell command", "sx": "runs a shell command", "sh": "runs a shell command",
-    "bash": "runs a shell script", "script": "runs a script", "reset": "clears the namespace",
-    "rm": "deletes files", "rmdir": "deletes a directory", "mv": "moves files",
-    "pip": "installs packages", "conda": "installs packages", "mamba": "installs packages",
-    "writefile": "writes a file", "killbgscripts": "kills processes", "perl": "runs a script",
-    "ruby": "runs a script", "python": "runs a separate Python process", "powershell": "runs a script",
-}
-# Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call.
-_HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))}
-# Every pattern in one regex, alternatives in RISKY_CALLS' order, so the first that matches wins as
-# in a loop: fifty fnmatchcase calls for each call in the code cost more than the rest of the scan.
-_RISKY_CALL = re.compile("|".join(f"(?P<p{i}>{translate(p)})" for i, (p, _, _) in enumerate(RISKY_CALLS)))
-_HIDDEN |= {"builtins", "__builtins__", "importlib", "posix", "nt", "shutil", "runpy", "code", "marshal",
-            "pickle", "multiprocessing", "signal"}
-
 
 @dataclass(frozen=True)
 class Risk:
@@ -115,6 +47,9 @@ class PolicySettings:
     mode: Mode = "ask-risky"
     allow: tuple[str, ...] = ()  # patterns: a risk kind ("network"), a call ("requests.*"), "pip:<pkg>"
     deny: tuple[str, ...] = ()  # patterns: a call or module ("requests.*", "requests"), or a kind
+    # Where the kernel's working directory is, from its notebook's folder, when the run started
+    # ("" there or unknown, "?" unreachable by a relative path): relative writes are judged from it.
+    moved: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,22 +88,21 @@ def scan(blocks: Sequence[str]) -> Scan:
     return scan_trees(trees)
 
 
-def scan_trees(trees: Sequence[ast.Module]) -> Scan:
-    """The risks in an attempt's blocks, and every name they call or import."""
+def scan_trees(trees: Sequence[ast.Module], moved: str = "") -> Scan:
+    """The risks in an attempt's blocks, and every name they call or import.  ``moved``:
+    ``PolicySettings.moved``."""
     risks: list[Risk] = []
-    scope = scope_of(trees)  # the blocks run one after another, so a name bound in one holds in the next
-    calls: set[str] = set(scope.aliases.values())
+    scope = scope_of(trees, moved)  # the blocks run one after another, so a name bound in one holds in the next
+    calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
+    for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
+        if module.split(".")[0] in HIDDEN:
+            risks.append(Risk("eval", f"from {module} import *", "imports every name of a module with risky "
+                              "calls, hiding which it calls"))
     for node in scope.nodes:
         if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
             risks.extend(_node_risks(node, scope, calls))
     unique = {(r.kind, r.name, r.line): r for r in risks}
     return Scan(tuple(unique.values()), frozenset(calls))
-
-
-def _risky_call(name: str) -> tuple[str, str, str] | None:
-    """The first RISKY_CALLS entry whose pattern matches the called name."""
-    m = _RISKY_CALL.match(name)
-    return None if m is None or m.lastgroup is None else RISKY_CALLS[int(m.lastgroup[1:])]
 
 
 # The only nodes _node_risks finds anything in.
@@ -188,10 +122,12 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):
             return [Risk("builtins", "setattr", "changes Python's builtins or sys", line)]
-        if name.startswith("get_ipython().run_") and node.args:
+        if (name.startswith("get_ipython().run_") or name == "get_ipython().magic") and node.args:
             magic = (literal_str(node.args[0]) or "").lower()
+            if name == "get_ipython().magic":  # the old API: magic('cd ..')
+                magic = magic.lstrip("%").split(" ", 1)[0]
             if magic in RISKY_MAGICS:
-                return [Risk("shell", f"%{magic}", RISKY_MAGICS[magic], line)]
+                return [Risk("write" if magic in WRITE_MAGICS else "shell", f"%{magic}", RISKY_MAGICS[magic], line)]
             dropped = sql.magic_findings(node, scope) if magic == "sql" else []
             return [Risk("delete", "%sql", why, line) for why in dropped]
         if name in ("getattr", "importlib.import_module", "__import__", "importlib.__import__"):
@@ -201,7 +137,7 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
             return [Risk(f.kind, f.name or name, f.why, line) for f in found]
         if dropped := sql.sql_findings(node, name, scope):
             return [Risk("delete", name, why, line) for why in dropped]
-        if (risky := _risky_call(name)) is not None:
+        if (risky := risky_call(name)) is not None:
             pattern, kind, why = risky
             if kind == "delete":  # say what goes: the path(s) given, or the path a method is called on
                 two = name.endswith(("rename", "replace", "move"))
@@ -232,15 +168,15 @@ def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Ri
     target = dotted(node, scope.aliases)  # getattr(os, 'system') -> os.system; import_module('os') -> os
     if name == "getattr":
         if target is not None:
-            risky = _risky_call(target)
+            risky = risky_call(target)
             return [] if risky is None else [Risk(risky[1], target, f"{risky[2]} (looked up with getattr)", line)]
         owner = dotted(node.args[0], scope.aliases) if node.args else None
-        if owner is not None and owner.split(".")[0] in _HIDDEN and len(node.args) > 1:
+        if owner is not None and owner.split(".")[0] in HIDDEN and len(node.args) > 1:
             return [Risk("eval", "getattr", f"looks up a name in {owner} computed at run time", line)]
         return []  # getattr(df, column): ordinary
     if target is None:
         return [Risk("eval", name, "imports a module whose name is computed at run time", line)]
-    if name.endswith("__import__") or target.split(".")[0] in _HIDDEN:
+    if name.endswith("__import__") or target.split(".")[0] in HIDDEN:
         return [Risk("eval", name, f"imports {target!r} by a string, hiding what it calls", line)]
     return []  # importlib.import_module('pandas'): an import like any other
 

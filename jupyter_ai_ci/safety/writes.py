@@ -134,8 +134,14 @@ def _judge(node: ast.expr | None, scope: Scope, verb: str = "writes", prep: str 
         return []
     if value.text is None:
         return [Finding("write", f"{verb} {prep} a computed path: {_source(node)}")]
-    if escapes(value.text):
-        return [Finding("write", f"{verb} outside the working directory: {value.text!r}")]
+    if not scope.moved or anchored(value.text):
+        return [Finding("write", f"{verb} outside the working directory: {value.text!r}")] \
+            if escapes(value.text) else []
+    # Relative, so from where the kernel is now: something moved it from the notebook's folder.
+    if scope.moved == "?" or escapes(posixpath.join(scope.moved, value.text)):
+        where = "outside" if scope.moved == "?" else f"at {scope.moved!r} from"
+        return [Finding("write", f"{verb} outside the working directory: {value.text!r} (the kernel's working "
+                                 f"directory is {where} the notebook's folder)")]
     return []
 
 
@@ -155,10 +161,16 @@ def _source(node: ast.expr) -> str:
 _DRIVE = re.compile(r"[A-Za-z]:")
 
 
+def anchored(path: str) -> bool:
+    """True when a path does not depend on the working directory (absolute, ``~``, a URL)."""
+    path = path.strip()
+    return path.startswith(("~", "/", "\\", "$")) or bool(_DRIVE.match(path)) or "://" in path
+
+
 def escapes(path: str) -> bool:
     """True when a literal path leaves the working directory."""
     path = path.strip()
-    if path.startswith(("~", "/", "\\", "$")) or _DRIVE.match(path) or "://" in path:
+    if anchored(path):
         return True
     depth = 0
     for part in re.split(r"[\\/]+", path):

@@ -149,3 +149,17 @@ def test_the_session_budget_spans_the_notebooks_of_one_command(
     assert re.search(r"0 are spent on this request, and the session has 1\d\d of its 450 left", proc.stderr)
     assert len(model_server.requests) == 1 and not (tmp_path / "two.ipynb").exists()
     assert [r["status"] for r in json.loads((tmp_path / "r.json").read_text())] == ["success", "over-budget"]
+
+
+def test_a_notebook_that_moves_its_kernel_out_of_its_folder_does_not_move_the_write_check(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    """Issue #30, item 7, in the command line: the notebook's own cell ran ``%cd ..``; the
+    generated ``open('escaped.txt', 'w')`` would land beside the folder, so it is asked about."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    existing_notebook(folder / "a.ipynb", "%cd ..")
+    model_server.script(py("open('escaped.txt', 'w').write('x')"))
+    proc = run(["a.ipynb", "--prompt", "save a note", "--run-existing"], folder)
+    assert proc.returncode == 6, proc.stderr
+    assert "(the kernel's working directory is at '..' from the notebook's folder)" in last_line(proc)
+    assert not (tmp_path / "escaped.txt").exists() and not (folder / "escaped.txt").exists()

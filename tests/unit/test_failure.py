@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from jupyter_ai_ci import inkernel
+
 from jupyter_ai_ci.context.failure import expression, from_reply, inspect_failure
 from jupyter_ai_ci.events import FailureNotes
 
@@ -108,7 +110,9 @@ def test_hostile_objects_and_secrets_never_break_or_leak() -> None:
 
 def test_across_the_kernel_boundary_the_notes_travel_as_json() -> None:
     text = expression(["a = 1"], "KeyError", "'x'")
-    assert text.startswith("__import__('jupyter_ai_ci.context.failure'")
+    # Through inkernel.call, never a bare __import__ the user's namespace can rebind (issue #30, item 9).
+    assert text == inkernel.call("jupyter_ai_ci.context.failure", json.dumps(
+        {"code": ["a = 1"], "ename": "KeyError", "evalue": "'x'"})) and not text.startswith("__import__")
     reply = {"status": "ok", "data": {"text/plain": repr(json.dumps({"variables": ["a: int = 1"],
                                                                        "hints": ["h"]}))}}
     assert from_reply(reply) == FailureNotes(("a: int = 1",), ("h",))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from jupyter_ai_ci.events import ErrorInfo
+from jupyter_ai_ci.safety.astutil import parse_cell
 from jupyter_ai_ci.safety.policy import (
     PolicySettings,
     decide,
     install_allowed,
     missing_module,
     scan,
+    scan_trees,
     syntax_error,
 )
 
@@ -153,3 +155,14 @@ def test_install_needs_an_allow_entry() -> None:
     assert not install_allowed(PolicySettings("auto"), "pillow")
     assert install_allowed(PolicySettings(allow=("pip:pillow",)), "pillow")
     assert install_allowed(PolicySettings(allow=("pip:*",)), "scikit-learn")
+
+
+def test_relative_writes_are_judged_from_where_the_kernel_is() -> None:
+    """Issue #30, item 7: the snapshot says where the kernel's working directory is, from the
+    notebook's folder; a relative write from a kernel moved out of it leaves the folder."""
+    trees = [parse_cell("df.to_csv('summary.csv')\nopen('../notes.txt', 'a')")]
+    assert scan_trees(trees, "").risks[0].name == "open(a)"  # at home: only the '..' write
+    moved_out = [r.describe() for r in scan_trees(trees, "..").risks]
+    assert any("'summary.csv' (the kernel's working directory is at '..' from" in r for r in moved_out)
+    assert [r.name for r in scan_trees(trees, "data").risks] == []  # data/../notes.txt stays inside
+    assert len(scan_trees(trees, "?").risks) == 2  # outside, unreachably: every relative write

@@ -180,3 +180,20 @@ def test_malformed_planted_records_are_ignored(key: Path, tmp_path: Path) -> Non
             "key": "k", "request": "r", "model": "m", "endpoint_host": "h", "replies": replies, "attempts": 1,
             "prompt_tokens": 1, "completion_tokens": 1, "requests": 1, "generated_at": "x"}))
         assert store.get("k") is None and not (store.path / "k.json").exists()  # set aside
+
+
+def test_yes_approves_no_code_of_a_record_the_user_did_not_sign(key: Path, tmp_path: Path) -> None:
+    """Issue #30, item 6: ``--yes`` (GrantAll) passes such code to a person, or refuses it."""
+    from jupyter_ai_ci.safety.approval import GrantAll, Vouched
+
+    store = ReplayStore(tmp_path / "r.json")
+    plant(store, HARMLESS)
+    outcome, executor, _, _ = replay(store, GrantAll())  # type: ignore[arg-type]
+    assert executor.ran == [] and outcome.status == "refused" and "nobody can be asked" in outcome.reason
+    person = Asked(False)
+    outcome, executor, _, _ = replay(store, Vouched(GrantAll(person)))  # type: ignore[arg-type]
+    assert executor.ran == [] and len(person.asked) == 1 and person.asked[0].review
+    vouching = Vouched(GrantAll(Asked(True)))
+    outcome, executor, _, _ = replay(store, vouching)  # type: ignore[arg-type]
+    assert executor.ran == [HARMLESS] and vouching.vouched  # a person approved it: it may be signed
+    assert GrantAll().approve(AskApproval(("import os",), ("os.system",), 1)).granted  # the model's own: --yes

@@ -65,6 +65,25 @@ FLAGGED: list[tuple[str, str]] = [
     ("result = eval(expression)", "evaluates a string as code"),
     ("code = compile(source, '<source>', 'exec')", "compiles a string as code"),
     ("import builtins\nbuiltins.exec('x = 1')", "executes a string as code"),
+    # Star imports from risky modules (issue #30, item 8): their names resolve to the module's functions.
+    ("from subprocess import *\nrun(['rm', '-rf', 'data'])", "subprocess.run: starts a process"),
+    ("from shutil import *\nrmtree('data')", "shutil.rmtree: deletes a directory tree: 'data'"),
+    ("from shutil import *\ncopy('key.pub', '/root/.ssh/authorized_keys')",
+     "copies outside the working directory: '/root/.ssh/authorized_keys'"),
+    ("from os import *\nsystem('id')", "os.system: runs a shell command"),
+    ("from os import *\nfrom subprocess import *\nr = run\nr(['id'])", "starts a process"),
+    ("from json import *\neval(expression)", "evaluates a string as code"),  # json has no eval: the builtin
+    ("from requests_like_unknown import *\nfrom paramiko import *\nconnect('h')",
+     "from paramiko import *: imports every name of a module with risky calls"),
+    # Leaving the working directory first, then writing "inside" it (issue #30, item 7).
+    ("import os\nos.chdir('..')\ndf.to_csv('sales.csv')", "os.chdir: changes the working directory"),
+    ("from os import chdir\nchdir('/tmp')", "changes the working directory"),
+    ("import os\nos.fchdir(fd)", "changes the working directory"),
+    ("import contextlib\nwith contextlib.chdir('..'):\n    open('x', 'w')", "changes the working directory"),
+    ("get_ipython().run_line_magic('cd', '..')\nopen('notes.txt', 'w')", "%cd: changes the working directory"),
+    ("get_ipython().magic('cd ..')", "%cd: changes the working directory"),
+    ("import os\ngetattr(os, 'chdir')('..')", "changes the working directory"),
+    ("from os import *\nchdir('..')", "changes the working directory"),
     # Destructive SQL.
     ("cur.execute('DROP TABLE sales')", "drops a database table: 'DROP TABLE sales'"),
     ("conn.execute(\"delete from sales\")", "deletes every row of a table (no WHERE)"),
@@ -123,6 +142,8 @@ ALLOWED: list[str] = [
     "from pathlib import Path\nPath('report.md').write_text(Path('template.md').read_text())",
     "import os\nexists = os.path.exists('/etc/hosts')",
     "import pandas as pd\nshared = pd.read_csv('/data/shared/sales.csv')",
+    "from math import *\nroot = sqrt(2) * pi",
+    "from shutil import *\ncopy('data.csv', 'backup/data.csv')",
 ]
 
 

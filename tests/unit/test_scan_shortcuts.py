@@ -16,7 +16,7 @@ from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, TransactionReport
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.run.drive import drive
 from jupyter_ai_ci.safety import astutil
-from jupyter_ai_ci.safety.policy import RISKY_CALLS, _risky_call
+from jupyter_ai_ci.safety.risktable import RISKY_CALLS, risky_call
 from jupyter_ai_ci.safety.transaction import Transaction
 
 PLAIN = [
@@ -100,4 +100,4 @@ CALLED = ["os.system", "os.execvp", "os.forkpty", "subprocess.run", "shutil.rmtr
 @pytest.mark.parametrize("name", CALLED)
 def test_one_regex_finds_the_first_matching_pattern(name: str) -> None:
     first = next((entry for entry in RISKY_CALLS if fnmatchcase(name, entry[0])), None)
-    assert _risky_call(name) == first
+    assert risky_call(name) == first

@@ -87,3 +87,25 @@ async def test_a_record_the_user_made_replays_without_the_model_in_every_driver(
     for s in again:
         assert s.status == "success" and s.requests == [], (s.driver, s.message)
         assert s.approvals == [], s.driver
+
+
+async def test_yes_approves_no_planted_record_in_the_kernel_or_the_cli(
+        model_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    """Issue #30, item 6: the notebook's own ``%%ask --yes`` (and the command line's --yes) does
+    not approve a planted record: with nobody to ask it is not run, and it is not signed."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folders = {"magic": tmp_path / "magic", "cli": tmp_path / "cli"}
+    for driver, folder in folders.items():
+        plant(folder, outside / f"{driver}.json", "" if driver == "magic" else "work.ipynb")
+    planted = {d: (f / three.REPLAY_FILE).read_text() for d, f in folders.items()}
+    seen = [await three.magic(model_server, folders["magic"], SETUP, REQUEST, [], allow_stdin=False,
+                              options="--yes")]
+    seen.append(await asyncio.to_thread(three.cli, model_server, folders["cli"], SETUP, REQUEST, [], ("--yes",)))
+    for s in seen:
+        assert not (outside / f"{s.driver}.json").exists(), s.driver  # the planted code never ran
+        assert s.requests == [] and s.status != "success", (s.driver, s.message)
+        assert "made elsewhere, not verified" in s.message and "--regenerate" in s.message, (s.driver, s.message)
+        assert "nobody can be asked" in s.message or "not a terminal" in s.message, (s.driver, s.message)
+        # Served and refused, it is still the sender's unverified record, never signed with our key.
+        assert (folders[s.driver] / three.REPLAY_FILE).read_text() == planted[s.driver], s.driver

@@ -25,7 +25,8 @@ from ..kernel_helpers import run_cell, start_kernel
 from . import three
 from .test_conformance import py
 
-MODULES = ("__init__.py", "context/__init__.py", "context/snapshot.py", "safety/__init__.py", "safety/remote.py")
+MODULES = ("__init__.py", "context/__init__.py", "context/snapshot.py", "context/failure.py", "safety/__init__.py",
+           "safety/remote.py")
 
 
 def plant(folder: Path, markers: Path) -> None:
@@ -115,3 +116,46 @@ async def test_transactions_in_the_kernel_never_import_a_planted_package(tmp_pat
     finally:
         await connection.shutdown()
     assert ran(markers) == []
+
+
+# Issue #30, item 9: names the notebook (or the model's code) rebinds in the user's namespace.
+SHADOW = """\
+def _shadow(*args, **kwargs):
+    open({marker!r}, 'w').write('the shadow was called')
+    raise RuntimeError('shadowed')
+import builtins as _b
+__import__ = exec = eval = getattr = _shadow
+__builtins__ = dict(vars(_b), __import__=_shadow, exec=_shadow, eval=_shadow, getattr=_shadow)
+"""
+
+
+def test_failure_notes_come_from_the_real_module_whatever_the_namespace_rebinds(tmp_path: Path) -> None:
+    from jupyter_ai_ci.context import failure, snapshot
+    from jupyter_ai_ci.safety import remote
+
+    markers, folder = tmp_path / "markers", tmp_path / "shared"
+    markers.mkdir()
+    folder.mkdir()
+    plant(folder, markers)  # a look-alike context/failure.py too, first on sys.path below
+    km, kc = start_kernel({}, cwd=str(folder))
+    try:
+        setup = "import os, sys\nsys.path.insert(0, os.getcwd())\nrevenue_total = 5"
+        assert run_cell(kc, setup).status == "ok"
+        code = "share = revenue_totl / 2"
+        assert run_cell(kc, code).status == "error"  # NameError: the fix request wants notes
+        assert run_cell(kc, SHADOW.format(marker=str(markers / "shadow"))).status == "ok"
+        expr = failure.expression([code], "NameError", "name 'revenue_totl' is not defined")
+        reply = kc.execute("", silent=True, user_expressions={"x": expr}, reply=True, timeout=30)
+        value = reply["content"]["user_expressions"]["x"]
+        assert value["status"] == "ok", value
+        notes = failure.from_reply(value)
+        assert any("revenue_total" in hint for hint in notes.hints), notes  # the real module's hint
+        # Every other call into the kernel goes the same way: the snapshot and a transaction too.
+        exprs = {"s": snapshot.expression(snapshot.Query("share of revenue_total")), "t": remote.expression("commit")}
+        values = kc.execute("", silent=True, user_expressions=exprs, reply=True, timeout=30)["content"]
+        assert "revenue_total" in snapshot.from_reply(values["user_expressions"]["s"]).context.text
+        assert remote.parse(values["user_expressions"]["t"]).supported
+        assert ran(markers) == []  # neither the shadow nor the planted package ran
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

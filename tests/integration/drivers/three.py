@@ -58,7 +58,8 @@ def _probed(stdout: str) -> tuple[list[str], str]:
 
 
 async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str,
-                replies: list[Reply], probe: tuple[str, ...] = (), allow_stdin: bool = True) -> Seen:
+                replies: list[Reply], probe: tuple[str, ...] = (), allow_stdin: bool = True,
+                options: str = "") -> Seen:
     from jupyter_client.manager import AsyncKernelManager
 
     folder.mkdir(exist_ok=True)
@@ -75,7 +76,7 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
         status, _ = await _run_in(kc, "%load_ext jupyter_ai_ci")
         assert status == "ok"
         messages: list[dict[str, Any]] = []
-        reply = await kc.execute_interactive("%%ask\n" + request, output_hook=messages.append, timeout=180,
+        reply = await kc.execute_interactive(f"%%ask {options}\n" + request, output_hook=messages.append, timeout=180,
                                              allow_stdin=allow_stdin)
         outputs = _outputs(messages)
         ok = reply["content"]["status"] == "ok"
@@ -184,15 +185,16 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                 last, approvals, executes)
 
 
-def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply]) -> Seen:
+def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply],
+        options: tuple[str, ...] = ()) -> Seen:
     folder.mkdir(exist_ok=True)
     server.script(*replies)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in setup]
     nbformat.write(nb, folder / "work.ipynb")
     proc = subprocess.run([sys.executable, "-m", "jupyter_ai_ci.drivers.cli", "run", "work.ipynb", "--run-existing",
-                           "--prompt", request, "--json", "run.json"], cwd=folder, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+                           "--prompt", request, "--json", "run.json", *options], cwd=folder, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert (folder / "run.json").exists(), proc.stderr
     result = json.loads((folder / "run.json").read_text())[0]
     usage = (result["requests"], result["prompt_tokens"], result["completion_tokens"])

@@ -1,0 +1,97 @@
+"""Issue #30, items 7 and 8, performed in a real IPython shell with the scripted model: code
+that leaves the working directory before a relative write, and star imports that hide run,
+rmtree and copy, are asked about -- here nobody can be asked, so they never run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+
+def py(code: str) -> str:
+    return f"Here it is.\n```python\n{code}\n```\n"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The notebook's folder, one level below files the user did not offer."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def refused(ip: Any, model_server: ScriptedOpenAIServer, code: str) -> str:
+    model_server.script(py(code))
+    result = ip.run_cell("%%ask --retries 0\nsave the summary")
+    assert not result.success and type(result.error_in_exec).__name__ == "PolicyRefused", result.error_in_exec
+    return str(result.error_in_exec)
+
+
+@pytest.mark.parametrize("leave", ["import os\nos.chdir('..')", "%cd ..", "from os import chdir\nchdir('..')",
+                                   "from os import *\nchdir('..')"])
+def test_leaving_the_working_directory_before_a_relative_write_is_asked_about(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, leave: str) -> None:
+    said = refused(ip, model_server, f"{leave}\nopen('escaped.txt', 'w').write('x')")
+    assert "changes the working directory" in said
+    assert not (work.parent / "escaped.txt").exists() and not (work / "escaped.txt").exists()
+    assert Path.cwd() == work  # the kernel never moved
+
+
+def test_a_relative_write_that_stays_put_still_runs_unasked(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path) -> None:
+    model_server.script(py("open('summary.txt', 'w').write('ok')"))
+    assert ip.run_cell("%%ask\nsave the summary").success
+    assert (work / "summary.txt").read_text() == "ok"
+
+
+def test_star_imports_do_not_hide_run_rmtree_or_copy(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path) -> None:
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "data.csv").write_text("a\n1\n")
+    said = refused(ip, model_server, f"from subprocess import *\nrun(['touch', {str(tmp_path / 'ran')!r}])")
+    assert "subprocess.run: starts a process" in said and not (tmp_path / "ran").exists()
+    said = refused(ip, model_server, f"from shutil import *\nrmtree({str(keep)!r})")
+    assert "shutil.rmtree: deletes a directory tree" in said and (keep / "data.csv").exists()
+    said = refused(ip, model_server, f"from shutil import *\ncopy('/etc/hostname', {str(tmp_path / 'copied')!r})")
+    assert "copies outside the working directory" in said and not (tmp_path / "copied").exists()
+
+
+def test_a_kernel_already_moved_out_of_the_notebooks_folder_asks_before_a_relative_write(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel left the notebook's folder before the request (an earlier request's approved
+    ``%cd ..``): a relative write is judged from where the kernel is, not as it reads."""
+    notebook = work / "analysis.ipynb"
+    notebook.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    ip.run_line_magic("cd", "..")
+    said = refused(ip, model_server, "open('escaped.txt', 'w').write('x')")
+    assert "the kernel's working directory is at '..' from the notebook's folder" in said
+    assert not (work.parent / "escaped.txt").exists()
+    (work / "sub").mkdir()
+    ip.run_line_magic("cd", str(work / "sub"))  # inside the notebook's folder: as ever
+    model_server.script(py("open('kept.txt', 'w').write('ok')"))
+    assert ip.run_cell("%%ask\nsave it").success and (work / "sub" / "kept.txt").read_text() == "ok"
+
+
+def test_the_panel_and_the_cli_learn_where_the_kernel_is_across_the_kernel_boundary(
+        ip: Any, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from jupyter_ai_ci.context import snapshot
+
+    notebook = work / "analysis.ipynb"
+    notebook.write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    ip.run_line_magic("cd", "..")
+    payload = json.dumps({"request": "save it"})
+    reply = {"status": "ok", "data": {"text/plain": repr(snapshot.kernel_side(payload))}}
+    assert snapshot.from_reply(reply).moved == ".."  # what the server and the CLI are told
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert snapshot.from_reply({"status": "ok", "data": {"text/plain": repr(snapshot.kernel_side(payload))}}
+                               ).moved == ""  # no notebook known: the current directory is the working one
