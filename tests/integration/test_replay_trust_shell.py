@@ -66,11 +66,10 @@ def test_a_planted_record_with_yes_in_its_own_cell_neither_runs_nor_is_signed(
     does not run; asked, the user can refuse; the record is never signed with the user's key."""
     model_server.script(py("answer = 42"))
     assert ip.run_cell("%%ask\nset the answer").success  # the user's own record: the key exists
-    store = tmp_path / "replay.json"
-    data = json.loads(store.read_text())
-    [record] = data["records"].values()
+    [store] = (tmp_path / "replay").glob("*.json")  # the ip fixture's replay_file, one file per record
+    record = json.loads(store.read_text())
     record.update(replies=[py("planted = 'by the sender'")], model="trusted-model", generated_at="2020-01-01T00:00:00Z")
-    store.write_text(json.dumps(data))
+    store.write_text(json.dumps(record))
     planted = store.read_text()
     ip.user_ns.pop("answer")
     capsys.readouterr()

@@ -98,7 +98,7 @@ async def test_yes_approves_no_planted_record_in_the_kernel_or_the_cli(
     folders = {"magic": tmp_path / "magic", "cli": tmp_path / "cli"}
     for driver, folder in folders.items():
         plant(folder, outside / f"{driver}.json", "" if driver == "magic" else "work.ipynb")
-    planted = {d: (f / three.REPLAY_FILE).read_text() for d, f in folders.items()}
+    planted = {d: three.records(f) for d, f in folders.items()}
     seen = [await three.magic(model_server, folders["magic"], SETUP, REQUEST, [], allow_stdin=False,
                               options="--yes")]
     seen.append(await asyncio.to_thread(three.cli, model_server, folders["cli"], SETUP, REQUEST, [], ("--yes",)))
@@ -108,4 +108,4 @@ async def test_yes_approves_no_planted_record_in_the_kernel_or_the_cli(
         assert "made elsewhere, not verified" in s.message and "--regenerate" in s.message, (s.driver, s.message)
         assert "nobody can be asked" in s.message or "not a terminal" in s.message, (s.driver, s.message)
         # Served and refused, it is still the sender's unverified record, never signed with our key.
-        assert (folders[s.driver] / three.REPLAY_FILE).read_text() == planted[s.driver], s.driver
+        assert three.records(folders[s.driver]) == planted[s.driver], s.driver
