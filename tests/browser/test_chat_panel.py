@@ -157,10 +157,11 @@ def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], mode
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 model call · 430 tokens"
 
     ask(page, "now add them up")  # continues the conversation
+    # The reply first: on a loaded machine the request could still be on its way when ask() returned.
+    panel.locator(".jp-aici-model strong", has_text="7").wait_for()
     follow_up = model.requests[1]["messages"]
     assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
     assert "prices = [3, 4]" in follow_up[2]["content"]
-    panel.locator(".jp-aici-model strong", has_text="7").wait_for()
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 model calls · 940 tokens"
 
 
