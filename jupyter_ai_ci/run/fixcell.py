@@ -97,35 +97,28 @@ def failed_cell(shell: Any, secrets: tuple[str, ...] = ()) -> FailedCell:
     return cell
 
 
+# What both requests show the model: the cell as it is, and how it failed.
+_CELL = """
+
+The cell:
+```python
+{source}
+```
+
+Its traceback:
+```
+{traceback}
+```"""
+
 _FIX = """\
 Fix the notebook cell below ({label}): it raised {error}.
 Reply with the whole corrected cell as ONE Python code block that replaces it: the same \
 work, with only what the error requires changed (use the names and columns the kernel \
-really has). Do not install packages.
-
-The cell:
-```python
-{source}
-```
-
-Its traceback:
-```
-{traceback}
-```"""
+really has). Do not install packages.""" + _CELL
 
 _EXPLAIN = """\
 Explain in a few sentences, in words, why the notebook cell below ({label}) raised {error}, \
-and what would fix it. Do not write or run code.
-
-The cell:
-```python
-{source}
-```
-
-Its traceback:
-```
-{traceback}
-```"""
+and what would fix it. Do not write or run code.""" + _CELL
 
 
 _CHANGED = ("\n\nThe cell has been edited since it raised: the traceback is of the code that ran, "
