@@ -2,6 +2,7 @@
  * A tried fix in the panel: the cell's diff (before → after), what the attempt printed,
  * "Ran without error", and Accept / Reject (``model.decideFix``).
  */
+import { Button } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import { ChatModel } from './model';
@@ -43,12 +44,12 @@ export function FixView(props: { entry: Extract<Entry, { kind: 'fix' }>; model: 
         </div>
       ) : (
         <div>
-          <button className="jp-Button jp-mod-styled jp-mod-accept jp-aici-fix-accept" onClick={() => props.model.decideFix(e.id, true)}>
+          <Button className="jp-mod-styled jp-mod-accept jp-aici-fix-accept" onClick={() => props.model.decideFix(e.id, true)}>
             Accept
-          </button>
-          <button className="jp-Button jp-mod-styled jp-mod-reject jp-aici-fix-reject" onClick={() => props.model.decideFix(e.id, false)}>
+          </Button>
+          <Button className="jp-mod-styled jp-mod-reject jp-aici-fix-reject" onClick={() => props.model.decideFix(e.id, false)}>
             Reject
-          </button>
+          </Button>
         </div>
       )}
     </div>

@@ -6,6 +6,7 @@
  * stays text and fenced code is shown highlighted.
  */
 import { Clipboard } from '@jupyterlab/apputils';
+import { Button } from '@jupyterlab/ui-components';
 import React, { useEffect, useRef } from 'react';
 
 /** Renders Markdown ``text`` into ``host``, replacing what it held. */
@@ -101,9 +102,10 @@ export function CodeBlock(props: { code: string; highlight?: Highlighter }): JSX
       <pre className="jp-aici-codeblock cm-s-jupyter">
         <code ref={ref}>{props.highlight ? null : props.code}</code>
       </pre>
-      <button
+      <Button
         type="button"
-        className="jp-Button jp-mod-minimal jp-aici-copy"
+        minimal
+        className="jp-aici-copy"
         title="Copy the code"
         onClick={ev => {
           Clipboard.copyToSystem(props.code);
@@ -113,7 +115,7 @@ export function CodeBlock(props: { code: string; highlight?: Highlighter }): JSX
         }}
       >
         Copy
-      </button>
+      </Button>
     </div>
   );
 }

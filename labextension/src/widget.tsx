@@ -2,7 +2,7 @@
  * The chat panel: a view of ``ChatModel`` (ReactWidget + UseSignal).
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
-import { LabIcon } from '@jupyterlab/ui-components';
+import { Button, HTMLSelect, LabIcon } from '@jupyterlab/ui-components';
 import React, { useLayoutEffect, useRef, useState } from 'react';
 
 import { FixView } from './fixview';
@@ -170,13 +170,12 @@ function EntryView(props: {
                 ? 'replayed, then the model was asked for a fix'
                 : 'replayed (no model request)'}
               {props.last && !props.model.busy && (
-                <button
-                  className="jp-Button jp-mod-minimal jp-aici-regenerate"
+                <Button minimal className="jp-aici-regenerate"
                   title="Ask the model again instead of reusing the recorded answer"
                   onClick={() => props.model.regenerate(e)}
                 >
                   Regenerate
-                </button>
+                </Button>
               )}
             </div>
           )}
@@ -198,12 +197,12 @@ function EntryView(props: {
             </div>
           ) : (
             <div>
-              <button className="jp-Button jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>
+              <Button className="jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>
                 Approve
-              </button>
-              <button className="jp-Button jp-mod-reject" onClick={() => props.model.decide(e.id, false)}>
+              </Button>
+              <Button className="jp-mod-reject" onClick={() => props.model.decide(e.id, false)}>
                 Reject
-              </button>
+              </Button>
             </div>
           )}
         </div>
@@ -237,13 +236,13 @@ function Composer(props: { model: ChatModel }): JSX.Element {
         }}
       />
       {model.busy ? (
-        <button className="jp-Button jp-mod-warn jp-aici-stop" title="Stop (Escape)" onClick={() => model.stop()}>
+        <Button className="jp-mod-warn jp-aici-stop" title="Stop (Escape)" onClick={() => model.stop()}>
           Stop
-        </button>
+        </Button>
       ) : (
-        <button className="jp-Button jp-mod-accept jp-aici-send" title="Send (Enter)" onClick={send}>
+        <Button className="jp-mod-accept jp-aici-send" title="Send (Enter)" onClick={send}>
           Send
-        </button>
+        </Button>
       )}
     </div>
   );
@@ -278,7 +277,7 @@ function ModelPicker(props: { model: ChatModel }): JSX.Element {
     return <span className="jp-aici-model-name">{model.configError ? 'unknown' : '…'}</span>;
   }
   return (
-    <select
+    <HTMLSelect
       className="jp-aici-picker"
       // The full name: a long one (a local model's file name) is cut off in the select.
       title={`${models.find(m => m.name === model.model)?.label ?? model.model ?? ''} — endpoint: ${config.host}`}
@@ -292,7 +291,7 @@ function ModelPicker(props: { model: ChatModel }): JSX.Element {
           {m.label}
         </option>
       ))}
-    </select>
+    </HTMLSelect>
   );
 }
 
@@ -343,14 +342,13 @@ function ChatView(props: { model: ChatModel; renderers: IRenderers }): JSX.Eleme
         </label>
         <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
         {model.configError && <div className="jp-aici-error">{model.configError}</div>}
-        <button
-          className="jp-Button jp-mod-minimal jp-aici-new"
+        <Button minimal className="jp-aici-new"
           title="Start a new conversation: earlier requests are forgotten"
           disabled={model.busy}
           onClick={() => model.clear()}
         >
           New chat
-        </button>
+        </Button>
       </div>
       <div className="jp-aici-entries" ref={entries}>
         {model.entries.map((entry, i) => (

@@ -33,7 +33,7 @@ def test_the_picker_lists_exactly_the_offered_models_and_a_request_uses_the_pick
         page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
     model.script(Reply("Hello from the large one."))
     prepare(page, lab, "picker.ipynb")
-    picker = page.locator(f"{PANEL} .jp-aici-picker")
+    picker = page.locator(f"{PANEL} .jp-aici-picker select")  # HTMLSelect: the class is on its wrapper
     options = picker.locator("option")
     assert [options.nth(i).get_attribute("value") for i in range(options.count())] == OFFERED
     assert picker.input_value() == "scripted-model"  # the server's default
