@@ -13,8 +13,9 @@ and modification time, so a request pays for each file once.
 from __future__ import annotations
 
 import codecs
-import fnmatch
+import collections
 import csv
+import fnmatch
 import io
 import itertools
 import json
@@ -246,17 +247,24 @@ def peek(path: str, size: int) -> Table | None:
     return None
 
 
-_CACHE: dict[tuple[str, int, int], tuple[str, str]] = {}
-_CACHE_MAX = 256
+# path -> (size, mtime in ns, (full, one-line) description), least recently used first.  By
+# path, so a file that changes replaces its entry instead of leaving the old one behind; a
+# request pays for a file once until its size or modification time changes.
+_CACHE: collections.OrderedDict[str, tuple[int, int, tuple[str, str]]] = collections.OrderedDict()
+_CACHE_MAX = 256  # files; the least recently described goes first
 
 
 def _described(path: str, name: str, size: int, mtime: int, size_text: str) -> tuple[str, str]:
-    key = (path, size, mtime)
-    if key not in _CACHE:
-        if len(_CACHE) >= _CACHE_MAX:
-            _CACHE.clear()
-        _CACHE[key] = render(name, size_text, peek(path, size) if name.lower().endswith(TABLE_SUFFIXES) else None)
-    return _CACHE[key]
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == size and cached[1] == mtime:
+        _CACHE.move_to_end(path)
+        return cached[2]
+    notes = render(name, size_text, peek(path, size) if name.lower().endswith(TABLE_SUFFIXES) else None)
+    _CACHE[path] = (size, mtime, notes)
+    _CACHE.move_to_end(path)
+    while len(_CACHE) > _CACHE_MAX:
+        _CACHE.popitem(last=False)
+    return notes
 
 
 def file_notes(directory: str, request: str = "", exclude: Sequence[str] = (),

@@ -139,15 +139,37 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     little.  Longest first, so that a secret containing another is masked whole.
     """
     found = set(_environment_secrets(os.environ if environ is None else environ))
-    # Asked several times per request and before every model call: the cheapest test first.
+    # Asked several times per request and before every model call, over a namespace that in
+    # a long session is mostly IPython's history (two names per cell): one look-up per name.
+    verdicts = _NAME_VERDICTS
     for name, value in list(ns.items()):
-        if not isinstance(value, (str, bytes)) or (name[:1] == "_" and _HISTORY_NAME.fullmatch(name)):
-            continue  # history names are not a secret's home, and each may hold anything
+        verdict = verdicts.get(name)
+        if verdict is None:
+            verdict = _judge(name)
+        if not verdict:
+            continue
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if holds_secret(name) and held_value_is_secret(value):
+        elif not isinstance(value, str):
+            continue
+        if held_value_is_secret(value):  # the name holds a secret: _judge asked holds_secret
             found.add(value)
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
+
+# name -> whether a variable of that name may hold a secret; bounded, as history names grow.
+_NAME_VERDICTS: dict[Any, bool] = {}
+_NAME_VERDICTS_MAX = 50_000
+
+
+def _judge(name: Any) -> bool:
+    # History names are not a secret's home, and each may hold anything (a cell's source).
+    verdict = isinstance(name, str) and not (name[:1] == "_" and _HISTORY_NAME.fullmatch(name)) \
+        and holds_secret(name)
+    if len(_NAME_VERDICTS) >= _NAME_VERDICTS_MAX:
+        _NAME_VERDICTS.clear()
+    _NAME_VERDICTS[name] = verdict
+    return verdict
 
 
 # The process environment as last scanned (its raw items) and the secrets found in it.

@@ -118,6 +118,8 @@ class KernelTracker:
         # against counts restarting after %reset or a new history session.
         self.errors: dict[int, tuple[str, str]] = {}
         self.outputs: dict[int, tuple[int, str]] = {}  # Out[n] -> (id, description)
+        # history number -> what its context record was made from, and the record (kernel_state)
+        self.records: dict[int, tuple[Any, ...]] = {}
         # What a cell displayed (figures, display(df)): IPython keeps no record of it.
         self.displays: dict[int, tuple[str, list[str]]] = {}
         self._pending: list[str] = []

@@ -106,12 +106,19 @@ def _read(path: str, mtime_ns: int, size: int) -> tuple[CellRecord, ...]:
     return tuple(cells)
 
 
-def notebook_cells(path: Path) -> list[CellRecord] | None:
-    """The notebook's cells in notebook order, or None when unreadable or huge."""
+def saved_cells(path: Path) -> tuple[CellRecord, ...] | None:
+    """The notebook's cells in notebook order, or None when unreadable or huge: the same
+    tuple, read once, while the file keeps its size and modification time."""
     try:
         stat = path.stat()
         if stat.st_size > MAX_NOTEBOOK_BYTES:
             return None
-        return list(_read(str(path), stat.st_mtime_ns, stat.st_size))
+        return _read(str(path), stat.st_mtime_ns, stat.st_size)
     except (OSError, ValueError, AttributeError, TypeError):
         return None
+
+
+def notebook_cells(path: Path) -> list[CellRecord] | None:
+    """The notebook's cells in notebook order, or None when unreadable or huge."""
+    cells = saved_cells(path)
+    return None if cells is None else list(cells)

@@ -159,3 +159,26 @@ def test_the_kernel_says_which_secrets_it_holds_now(ip: Any) -> None:
     # A kernel that cannot answer (jupyter_ai_ci missing there) gives none, never an exception.
     assert kernelsecrets.from_reply({"status": "error", "ename": "ModuleNotFoundError"}) == ()
     assert kernelsecrets.from_reply({"status": "ok", "data": {"text/plain": "'{not json'"}}) == ()
+
+
+def test_history_records_are_kept_until_their_cell_changes(ip: Any) -> None:
+    # A long history costs a look-up per cell: an unchanged cell's record is the same object
+    # from one request to the next; a replaced Out entry, a new error or a restarted history
+    # (new source at the same number) makes it anew.
+    from jupyter_ai_ci.context.kernel_state import gather_context, history_cells
+
+    run(ip, "a = 1", "a + 1", "b = [1]", "1/0")
+    tracker = tracker_for(ip)
+    first = history_cells(ip, tracker)
+    again = history_cells(ip, tracker)
+    assert [c.source for c in first][-4:] == ["a = 1", "a + 1", "b = [1]", "1/0"]
+    assert all(x is y for x, y in zip(first, again, strict=True))
+    number = int(first[-3].label.strip("In []"))
+    ip.user_ns["Out"][number] = "replaced"
+    changed = history_cells(ip, tracker)
+    assert "'replaced'" in changed[-3].output and changed[-4] is first[-4]
+    assert changed[-1].output == "raised ZeroDivisionError: division by zero"
+    raw = ip.history_manager.input_hist_raw
+    raw[number] = "c = 5"  # the history restarted: another cell at that number
+    assert history_cells(ip, tracker)[-3].source == "c = 5"
+    assert "c = 5" in gather_context(ip, "anything", (), 3000).text

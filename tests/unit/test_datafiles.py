@@ -169,9 +169,58 @@ def test_files_the_request_names_come_first_and_the_listing_is_cached(tmp_path: 
     notes, total = file_notes(str(tmp_path), "Headcount per dept in employees.csv")
     assert total == 2 and notes[0][0].startswith("employees.csv") and notes[1][0].startswith("ab_test.csv")
     assert file_notes(str(tmp_path), "", exclude=("employees",))[1] == 1
-    before = len(datafiles._CACHE)
-    file_notes(str(tmp_path), "again")
-    assert len(datafiles._CACHE) == before  # unchanged files are not read again
+
+
+def _rewrite_keeping_stat(path: Path, text: str) -> None:
+    """New content of the same length, with the old modification time put back."""
+    stat = path.stat()
+    assert len(text.encode()) == stat.st_size
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_an_unchanged_file_is_not_read_again(tmp_path: Path) -> None:
+    # Same size and modification time: the description from the first read stands, so the
+    # new columns are not seen (a re-read would see them).  That is the cache's contract.
+    path = tmp_path / "sales.csv"
+    path.write_text("region,units\nNorth,3\n")
+    first, _ = file_notes(str(tmp_path), "")
+    assert "region: str" in first[0][0]
+    _rewrite_keeping_stat(path, "county,items\nNorth,3\n")
+    again, _ = file_notes(str(tmp_path), "")
+    assert again == first
+
+
+@pytest.mark.parametrize("change", ["size", "mtime"])
+def test_a_changed_file_is_described_anew(tmp_path: Path, change: str) -> None:
+    path = tmp_path / "sales.csv"
+    path.write_text("region,units\nNorth,3\n")
+    assert "region: str" in file_notes(str(tmp_path), "")[0][0][0]
+    stat = path.stat()
+    if change == "size":  # one byte longer, the same modification time
+        path.write_text("county,items\nNorth,30\n")
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    else:  # the same length, a later modification time
+        path.write_text("county,items\nNorth,3\n")
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    notes, _ = file_notes(str(tmp_path), "")
+    assert "county: str" in notes[0][0] and "region" not in notes[0][0]
+
+
+def test_the_cache_is_bounded_and_keeps_one_entry_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(datafiles, "_CACHE_MAX", 3)
+    monkeypatch.setattr(datafiles, "_CACHE", type(datafiles._CACHE)())
+    path = tmp_path / "a.csv"
+    for rows in range(1, 6):  # the same file, changed five times: one entry, the latest
+        employees(path, rows * 5)
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + rows * 10**9))
+        file_notes(str(tmp_path), "")
+    assert list(datafiles._CACHE) == [str(path)]
+    for name in "bcde":
+        employees(tmp_path / f"{name}.csv")
+    file_notes(str(tmp_path), "")
+    assert len(datafiles._CACHE) == 3
 
 
 def test_the_files_section_has_its_share_and_a_place_in_the_context(tmp_path: Path) -> None:

@@ -48,6 +48,19 @@ def test_known_values_of_secret_variables_and_environment() -> None:
     assert not is_secret_name("pwd")  # a working directory far more often than a password
 
 
+def test_a_variables_value_is_read_anew_each_time_while_its_name_is_judged_once() -> None:
+    # Each name's verdict is kept (a long session's namespace is mostly history names); the
+    # value never is: a secret name rebound from a number to a key is found, and dropped again.
+    ns: dict[str, object] = {"db_password": 42, "_i7": "db_password = 'correct horse 789'", "_7": "x"}
+    assert "correct horse 789" not in secret_values(ns, {})
+    ns["db_password"] = "correct horse 789"
+    assert "correct horse 789" in secret_values(ns, {})
+    ns["db_password"] = b"Tr0ub4dor&3 x"
+    assert secret_values(ns, {}) == ("Tr0ub4dor&3 x",)
+    del ns["db_password"]
+    assert secret_values(ns, {}) == ()
+
+
 def test_the_process_environment_is_read_again_when_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     # Its scan is kept while the environment is unchanged; a key set meanwhile still counts.
     monkeypatch.setenv("MY_SERVICE_TOKEN", "first-value-123")
