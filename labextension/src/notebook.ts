@@ -203,13 +203,18 @@ class PanelTarget implements IRunTarget {
     void nb.scrollToItem(index);
     const started = Date.now();
     this._running++;
+    // A cell the kernel never finished (it died, restarted, aborted the cell) leaves the notebook
+    // with its attempt, as a stopped one does: Run All would run the code that killed it again.
+    let ended = false;
     try {
       const reply = await CodeCell.execute(cell, panel.sessionContext);
       if (!reply) {
+        ended = true;
         return aborted(`the kernel of ${this.name} is not running`);
       }
       const status = reply.content.status;
       if (status === 'aborted') {
+        ended = true;
         return aborted('the kernel aborted the cell (interrupted or restarted)');
       }
       return {
@@ -221,10 +226,11 @@ class PanelTarget implements IRunTarget {
         seconds: (Date.now() - started) / 1000
       };
     } catch (e) {
+      ended = true;
       return aborted(`the cell could not run: the kernel died or restarted (${e})`);
     } finally {
       this._running--;
-      if (this._stopped && this._running === 0) {
+      if ((this._stopped || ended) && this._running === 0) {
         this._takeOutAttempt();
       }
     }

@@ -196,3 +196,36 @@ def test_a_rejected_approval_ends_in_one_warning_line(page: Any, lab: dict[str, 
     panel.locator(".jp-aici-done:has-text('Stopped.')").wait_for(timeout=20_000)
     assert waiting.locator("button.jp-mod-accept, button.jp-mod-reject").count() == 0  # Copy stays
     assert "not answered: the run ended first" in waiting.inner_text()
+
+
+def test_a_kernel_killed_mid_attempt_is_one_line_and_nothing_is_kept(page: Any, lab: dict[str, Any],
+                                                                    model: ScriptedOpenAIServer) -> None:
+    # Issue #30, faults: the panel's attempt kills its own kernel (approved: os.kill is flagged).
+    model.script(Reply("```python\nimport os, signal\nprint('going')\nos.kill(os.getpid(), signal.SIGKILL)\n```"),
+                 Reply("```python\nprint('x is back at', x)\n```"))
+    prepare(page, lab, "killed.ipynb")
+    saved = (lab["root"] / "killed.ipynb").read_bytes()
+    store = lab["root"] / ".jupyter-ai-ci-replay"
+    records = sorted(p.name for p in store.glob("*.json")) if store.exists() else []
+    panel = page.locator("#jupyter-ai-ci-chat")
+    send(page, "stop the kernel")
+    panel.locator(".jp-aici-approval button", has_text="Approve").click()
+    panel.locator(".jp-aici-error").wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "sidebar-kernel-killed.png"))
+    error = panel.locator(".jp-aici-error").inner_text()
+    assert "kernel" in error and "\n" not in error.strip(), error  # one line, about the kernel
+    assert len(model.requests) == 1  # no fix was asked of a dead kernel
+    # The cell that killed the kernel leaves with its attempt (Run All would run it again).
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length == 1")
+    assert (lab["root"] / "killed.ipynb").read_bytes() == saved  # the file on disk, untouched
+    assert (sorted(p.name for p in store.glob("*.json")) if store.exists() else []) == records
+    # The kernel restarts (JupyterLab's own dialog says so); the panel works again.
+    dialog = page.locator(".jp-Dialog button", has_text="Ok")
+    if dialog.count():
+        dialog.first.click()
+    wait_idle(page, timeout=60_000)
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")  # x again, in the new kernel
+    wait_idle(page, timeout=60_000)
+    ask(page, "print x")
+    assert "x is back at 5" in page.locator(".jp-Notebook").inner_text()
