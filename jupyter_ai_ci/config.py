@@ -36,6 +36,11 @@ class JSONValue(AnyTrait):
             return s
 
 
+# The environment variables that hold the model's key: kernels a driver starts do not get them
+# (AICISettings.keep_key_from_kernels); the driver's own process calls the model.
+KEY_VARIABLES = ("OPENAI_API_KEY",)
+
+
 class AICISettings(Configurable):
     model = Unicode(
         help=f"Model name sent to the endpoint. Default: ${MODEL_ENV}, else {DEFAULT_MODEL!r}."
@@ -78,10 +83,11 @@ class AICISettings(Configurable):
 
     keep_key_from_kernels = Bool(
         True,
-        help="Jupyter server only: take OPENAI_API_KEY out of the server's environment when the "
-        "extension loads (on Linux also blanking it in the environment the server started with, "
-        "which /proc/<pid>/environ shows), so kernels it starts (which inherit that environment) cannot read or "
-        "print it; the sidebar's model client keeps using it. False: kernels see it as before.",
+        help="Jupyter server and `jupyter ai-ci run`: take OPENAI_API_KEY out of the process's "
+        "environment when the extension loads or the command starts (on Linux also blanking it in "
+        "the environment the process started with, which /proc/<pid>/environ shows), so kernels it "
+        "starts (which inherit that environment) cannot read or print it; the process's own model "
+        "client keeps using it. False: kernels see it as before.",
     ).tag(config=True)
 
     retries = CInt(

@@ -35,6 +35,7 @@ from jupyter_ai_ci.drivers.headless import (
     stop_on_sigterm,
     summary,
 )
+from jupyter_ai_ci.drivers.server import keep_keys_from_kernels
 from jupyter_ai_ci.drivers.terminal import TerminalApprover, TerminalReporter
 from jupyter_ai_ci.errors import AICIError, UsageProblem
 from jupyter_ai_ci.run.request import Options, Run
@@ -193,6 +194,11 @@ class RunApp(JupyterApp):
             settings = AICISettings(parent=self)
         except TraitError as exc:
             self.fail(EXIT_USAGE, str(exc).splitlines()[0])
+        if settings.keep_key_from_kernels:
+            # As the Jupyter server does: this process calls the model; the kernels it starts run
+            # code that could print the key into the notebook it saves, or read it from
+            # /proc/<this pid>/environ.
+            keep_keys_from_kernels(settings, os.environ)
         session = Session(settings)
         options = Options(regenerate=self.regenerate, yes=self.yes)
         try:
@@ -205,7 +211,7 @@ class RunApp(JupyterApp):
         kernel = KernelOptions(
             kernel_name=self.kernel_name, gateway_url=self.gateway_url, gateway_token=self.gateway_token,
             run_existing=self.run_existing, timeout=self.timeout, receive_timeout=self.receive_timeout,
-            startup_timeout=self.startup_timeout)
+            startup_timeout=self.startup_timeout, hide_keys=settings.keep_key_from_kernels)
         try:
             results = asyncio.run(run_all(paths, session, request, options, kernel, self.jobs,
                                           first.endpoint.model))

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jupyter_ai_ci.config import KEY_VARIABLES
 from jupyter_ai_ci.context.failure import undefined_name
 from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
 from jupyter_ai_ci.events import Notice, Outcome
@@ -63,6 +64,9 @@ class KernelOptions:
     timeout: float = 600.0  # per cell, then interrupt
     receive_timeout: float = 5.0
     startup_timeout: float = 60.0
+    # The model's key stays in this process (AICISettings.keep_key_from_kernels): generated code
+    # in the kernel could print it into the notebook this command saves.
+    hide_keys: bool = True
 
 
 @dataclass
@@ -104,7 +108,8 @@ async def start_kernel(options: KernelOptions, cwd: Path, notebook: Path | None 
                                          request_timeout=max(options.receive_timeout, 5.0),
                                          startup_timeout=options.startup_timeout)
     env = {SESSION_ENV: str(notebook.resolve())} if notebook is not None else None
-    return await LocalKernel.start(options.kernel_name, cwd=str(cwd), env=env, startup_timeout=options.startup_timeout)
+    return await LocalKernel.start(options.kernel_name, cwd=str(cwd), env=env, startup_timeout=options.startup_timeout,
+                                   hide=KEY_VARIABLES if options.hide_keys else ())
 
 
 async def run_notebook(path: Path, session: Session, request: str, options: Options, kernel: KernelOptions,

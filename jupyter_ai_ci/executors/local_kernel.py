@@ -48,11 +48,14 @@ class LocalKernel:
 
     @classmethod
     async def start(cls, kernel_name: str = "python3", cwd: str | None = None,
-                    env: dict[str, str] | None = None, startup_timeout: float = 60.0) -> LocalKernel:
+                    env: dict[str, str] | None = None, startup_timeout: float = 60.0,
+                    hide: tuple[str, ...] = ()) -> LocalKernel:
+        """``hide``: variables of this process's environment the kernel must not get (the model's
+        key: this process calls the model, the kernel only runs code that could print it)."""
         from jupyter_client.kernelspec import NoSuchKernel
         from jupyter_client.manager import AsyncKernelManager
 
-        full = dict(os.environ)
+        full = {k: v for k, v in os.environ.items() if k not in hide}
         full["MPLBACKEND"] = INLINE_BACKEND
         full.update(env or {})
         transport, folder = private_sockets()

@@ -325,3 +325,26 @@ def test_a_missing_folder_fails_alone_in_a_batch(tmp_path: Path, model_server: S
     assert proc.returncode == 0 and len(model_server.requests) == 1, proc.stderr
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("✓ b.ipynb")]
     assert "replayed, no model call" in line and line.count("replayed") == 1, line
+
+
+def test_the_kernel_gets_no_model_key_to_print_into_the_saved_notebook(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Found by the security review's follow-up (#30): the command line's kernel inherited
+    # OPENAI_API_KEY, and generated code could print it into the notebook this command saves
+    # (outputs are not masked there), or read it from the command's /proc/<pid>/environ.
+    key = "sk-test-Keep0utOfKernels42"
+    existing_notebook(tmp_path / "a.ipynb", "x = 1")
+    model_server.script(py("import os\nprint('env:', os.environ.get('OPENAI_API_KEY'))\n"
+                           "parent = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+                           "print('parent:', parent.count(b'Keep0utOfKernels'))"))
+    model_server.api_key = key  # the model must still get it: the server answers 401 otherwise
+    try:
+        proc = subprocess.run([*CLI, "a.ipynb", "--prompt", "show the environment", "--yes"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "OPENAI_API_KEY": key})
+    finally:
+        model_server.api_key = None
+    assert proc.returncode == 0, proc.stderr
+    saved = (tmp_path / "a.ipynb").read_text()
+    assert "env: None" in saved and "parent: 0" in saved, saved[-400:]
+    assert key not in saved

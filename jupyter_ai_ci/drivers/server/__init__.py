@@ -10,8 +10,7 @@ import os
 from collections.abc import MutableMapping
 from typing import Any
 
-# The provider keys the model client reads from the environment (model/client.py).
-KEY_VARIABLES = ("OPENAI_API_KEY",)
+from jupyter_ai_ci.config import KEY_VARIABLES  # the keys the model client reads from the environment
 
 
 def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> list[str]:
