@@ -5,7 +5,8 @@ CSV file in words alone, inventing numbers in the requested format, and none of
 those was right.  A request is about data when it names a data file, names a
 variable the kernel holds, or asks for a number, a table or a test
 ("how many…", "the mean of…", "a t-test…").  A request that asks for an
-explanation ("why…", "explain…", "what is a p-value?") is not: words are its answer.
+explanation ("why…", "explain…", "what is a p-value?") is not, unless it asks for a number about
+data it names ("why is the total of sales.csv so low?"): words are its answer.
 The rule is kept simple so a user can predict it (docs/guide.md).
 """
 
@@ -31,6 +32,9 @@ _EXPLAIN = re.compile(r"^\s*(?:why\b|explain\b|describe\b|what (?:is|are) (?:a|a
 
 def about_data(request: str, named: Sequence[str] = ()) -> bool:
     """True when ``request`` needs code that ran; ``named``: the kernel variables it names."""
-    if _DATA_FILE.search(request) or named:
-        return True
-    return bool(_COMPUTE.search(request)) and not _EXPLAIN.search(request)
+    computes = bool(_COMPUTE.search(request))
+    if _EXPLAIN.search(request):
+        # "explain the columns of df" is answered in words; "why is the total of sales.csv so
+        # low?" asks for a number about named data, which code must compute.
+        return computes and bool(_DATA_FILE.search(request) or named)
+    return computes or bool(_DATA_FILE.search(request) or named)

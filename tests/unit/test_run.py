@@ -283,10 +283,10 @@ def test_a_secret_the_code_loads_is_masked_after_the_rollback_took_it_away() -> 
 @pytest.mark.parametrize("run_code, status, calls", [(True, "failed", 3), (False, "answered", 1)])
 def test_a_question_about_a_variable_needs_code_only_when_code_may_run(run_code: bool, status: str,
                                                                        calls: int) -> None:
-    # x is in the kernel: "why is x 1?" is about data; with nothing to run (--no-run, an
+    # x is in the kernel: "what is the total of x?" is about data; with nothing to run (--no-run, an
     # explanation of a failed cell) an answer in words is the answer.
     s, client = session("It is 1 because you set it.", "Still 1.", "1.")
-    run = Run(s, "why is x 1?", Options(run=run_code), source="test")
+    run = Run(s, "what is the total of x?", Options(run=run_code), source="test")
     loop, model = run.start(snapshot(run))
     outcome = drive(loop, model, NamespaceExecutor())
     assert outcome.status == status and len(client.requests) == calls

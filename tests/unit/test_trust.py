@@ -128,6 +128,8 @@ def test_a_question_that_is_not_about_data_may_be_answered_in_words() -> None:
     ("Explain the correlation matrix above", (), False),
     ("Write a haiku about notebooks", (), False),
     ("Why did my last cell fail?", (), False),
+    ("Explain the columns of df", ("df: DataFrame",), False),  # words about named data
+    ("Why is the total of sales.csv so low?", (), True),  # a number about named data
 ])
 def test_which_requests_are_about_data(request_: str, named: tuple[str, ...], expected: bool) -> None:
     assert about_data(request_, named) is expected
