@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,13 @@ from jupyter_ai_ci.testing import ScriptedOpenAIServer
 _KEYS = tempfile.mkdtemp(prefix="jupyter-ai-ci-test-keys-")
 atexit.register(shutil.rmtree, _KEYS, True)
 os.environ[KEY_ENV] = str(Path(_KEYS) / "replay.key")
+
+# A shell starts a background job (`bash .ci/run &`, nohup) with SIGINT ignored, and Python then
+# installs no handler of its own: the watchdog, which interrupts through that handler, stays off
+# and its tests fail (seen running the oldest-versions suite in the background). A terminal's run
+# has Python's handler: give every run the same.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
