@@ -7,6 +7,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -94,3 +95,15 @@ def run_cell(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRu
     messages: list[dict[str, Any]] = []
     reply = kc.execute_interactive(code, output_hook=messages.append, timeout=timeout, allow_stdin=False)
     return CellRun(reply, messages)
+
+
+def run_after_error(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRun:
+    """``run_cell`` right after a cell that failed: ipykernel 6 aborts requests that arrive while
+    it still aborts its queue (stop_on_error), so on a loaded machine the next cell came back
+    'aborted' with no output. Asked again, it is over in moments."""
+    for _ in range(20):
+        run = run_cell(kc, code, timeout)
+        if run.status != "aborted":
+            return run
+        time.sleep(0.1)
+    return run

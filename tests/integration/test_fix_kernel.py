@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
-from .kernel_helpers import ask_kernel, run_cell
+from .kernel_helpers import ask_kernel, run_after_error, run_cell
 
 FAILING = "runs += 1\nprint(df['Revenue'].sum())"
 FIXED = "runs += 1\nprint(df['revenue'].sum())"
@@ -29,7 +29,7 @@ def kernel(_server: ScriptedOpenAIServer) -> Iterator[Any]:
 
 
 def value(kc: Any, expression: str) -> str:
-    return run_cell(kc, f"print({expression})").stdout.strip()
+    return run_after_error(kc, f"print({expression})").stdout.strip()
 
 
 def failed(kc: Any, cell: str) -> None:
