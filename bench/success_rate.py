@@ -79,6 +79,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    "ids; default: all)")
     p.add_argument("--schedules", default="", help="scripted: comma-separated (default: all)")
     p.add_argument("--retries", type=int, default=5, help="fix attempts after a failure (default 5)")
+    p.add_argument("--candidates", type=int, default=1, metavar="K",
+                   help="real model: also run every task with K candidates that must agree, beside "
+                        "today's loop, in the same run (default 1: the loop alone)")
     p.add_argument("--repeat", type=int, default=1, help="real model: runs per task (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="kernels at once (default 2)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per cell before interrupt")
@@ -142,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             endpoint, client, mode = real_model(args.model, args.request_timeout)
         except AICIError as exc:
             raise SystemExit(f"success_rate: {exc}") from None
-        jobs = [Job(t, "model") for _ in range(args.repeat) for t in tasks]
-        group = "by_category"
+        ways = [1] if args.candidates <= 1 else [1, args.candidates]
+        jobs = [Job(t, "model", k) for _ in range(args.repeat) for t in tasks for k in ways]
+        group = "by_category" if args.candidates <= 1 else "by_candidates"
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
     meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
-            "tasks": len(tasks), "fix_from_start": fix,
+            "tasks": len(tasks), "fix_from_start": fix, "candidates": args.candidates,
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(out / "success.json", meta, as_records(runs), summary)
@@ -169,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(summary, "by_task", max_attempts))
     print()
     print(table(summary, group, max_attempts))
+    if group == "by_candidates":
+        print()
+        print(table(summary, "by_category", max_attempts))
     print(f"\n{len(runs)} runs in {wall:.1f} s with {args.jobs} kernel(s); wrote {out}/success.json, success.png")
     return 0
 
@@ -205,7 +212,7 @@ def dabench_main(args: argparse.Namespace) -> int:
               file=sys.stderr, flush=True)
 
     try:
-        runs = asyncio.run(run_dabench(questions, args.path, config, args.answer, progress))
+        runs = asyncio.run(run_dabench(questions, args.path, config, args.answer, progress, args.candidates))
     except asyncio.CancelledError:
         print("stopped (SIGTERM); nothing written", file=sys.stderr)
         return 143
@@ -214,6 +221,7 @@ def dabench_main(args: argparse.Namespace) -> int:
     meta = {"mode": mode, "suite": "dabench", "endpoint": endpoint.host if endpoint else "",
             "questions": [q.id for q in questions], "sample": args.sample, "seed": args.seed,
             "answer": args.answer, "fix_from_start": fix, "retries": args.retries, "jobs": args.jobs,
+            "candidates": args.candidates,
             "wall_seconds": round(wall, 2), "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (out / "dabench.json").write_text(json.dumps({"meta": meta, "summary": summary,
                                                   "runs": dabench_records(runs)}, indent=2))

@@ -115,6 +115,20 @@ class AICISettings(Configurable):
 
     temperature = CFloat(0.0, min=0.0, max=2.0, help="Sampling temperature.").tag(config=True)
 
+    candidates = CInt(
+        1, min=1, max=9,
+        help="Candidates that must agree: after the first attempt that works, the request is asked "
+        "again (sampled at candidate_temperature) for up to K-1 more solutions; each runs and is "
+        "rolled back, their results are compared, and the largest group's code is applied once. The "
+        "status says '3 of 3 candidates agree' or 'candidates disagree: 76 (2 of 3) vs 36', never a "
+        "plain ✓ then. Code with lasting effects (files written, network) runs once. 1: no vote. "
+        "%%ask --candidates K for one request.",
+    ).tag(config=True)
+
+    candidate_temperature = CFloat(
+        0.7, min=0.0, max=2.0, help="Sampling temperature of the candidates after the first.",
+    ).tag(config=True)
+
     repeat_temperature = CFloat(
         0.7, min=0.0, max=2.0,
         help="When a fix is the very code that already failed, the request is asked anew from the "

@@ -109,7 +109,9 @@ class CellRecord:
 @dataclass(frozen=True)
 class CallModel:
     messages: tuple[Message, ...]
-    purpose: Literal["first", "fix", "next-step", "answer"]  # "answer": in words, from the outputs
+    # "answer": in words, from the outputs; "candidate": the request again, for a candidate that
+    # must agree with the first (core/consensus.py)
+    purpose: Literal["first", "fix", "next-step", "answer", "candidate"]
     temperature: float | None = None  # None: the endpoint's (see core/loop.py for the exception)
 
 
@@ -126,7 +128,7 @@ class Notice:
     """Something to tell the user; the driver sends back None."""
 
     kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
-                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer"]
+                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate"]
     text: str
     attempt: int = 0
     step: int = 0
@@ -268,6 +270,44 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Group:
+    """Candidates whose results are equal once normalised (core/consensus.py)."""
+
+    shown: str  # the result in one short line: "76", "{'a': 1.5, 'b': 2}"
+    candidates: tuple[int, ...]  # which candidates (1-based, in the order they ran)
+    code: tuple[str, ...]  # the first one's code: what "use this one" applies
+
+    @property
+    def count(self) -> int:
+        return len(self.candidates)
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """How sure the run is of its result: the candidates that ran cleanly, grouped by result,
+    the applied one first.  ``note``: why only one candidate ran ("has side effects", …)."""
+
+    asked: int  # candidates the setting asks for (K)
+    groups: tuple[Group, ...] = ()
+    failed: int = 0  # candidates that gave no code, raised or were refused: not counted
+    note: str = ""
+
+    @property
+    def counted(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def agreed(self) -> bool:
+        """Two or more candidates, every one with the same result."""
+        return len(self.groups) == 1 and self.groups[0].count >= 2
+
+    @property
+    def sure(self) -> bool:
+        """Shown with a plain ✓: agreed, or one candidate by design (side effects, nothing to compare)."""
+        return self.agreed or (self.counted <= 1 and not self.failed and bool(self.note))
+
+
+@dataclass(frozen=True)
 class Outcome:
     status: Literal["success", "answered", "failed", "not-run", "refused", "over-budget"]
     cells: tuple[Cell, ...] = ()
@@ -280,6 +320,7 @@ class Outcome:
     reason: str = ""  # for "refused" and "over-budget": one line that says why
     unanswered: bool = False  # an answer in words was wanted, and the model could not give it
     unchecked: tuple[str, ...] = ()  # numbers of the answer in words that no output showed
+    consensus: Consensus | None = None  # with candidates (--candidates K > 1): how sure
 
     @property
     def last_error(self) -> ErrorInfo | None:

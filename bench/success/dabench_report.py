@@ -16,12 +16,12 @@ from typing import Any
 
 from .dabench_run import Answered, QuestionRun
 
-WAYS = ("loop", "one-shot")
+WAYS = ("loop", "consensus", "one-shot")
 DONE = {"success", "ran"}
 NO_CODE = {"answered", "no-code", "not-answered"}
-FLAGGED = {"unchecked"}
+FLAGGED = {"unchecked", "not-sure"}
 _SHOWN = {"success": "✓ done", "answered": "✓ no code", "ran": "ran", "no-code": "no code", "raised": "raised",
-          "not-answered": "✗ no code", "unchecked": "⚠ done"}
+          "not-answered": "✗ no code", "unchecked": "⚠ done", "not-sure": "⚠ unsure"}
 
 
 def _figures(answers: list[Answered]) -> dict[str, Any]:
@@ -45,6 +45,8 @@ def _figures(answers: list[Answered]) -> dict[str, Any]:
         "failed": sum(a.status not in DONE | NO_CODE | FLAGGED | {"error"} for a in answers),
         "errors": sum(a.status == "error" for a in answers),
         "statuses": dict(Counter(a.status for a in answers)),
+        "agreed": sum(a.agreement == "agreed" for a in answers),
+        "agreed_right": sum(a.agreement == "agreed" and a.right for a in answers),
         "attempts": sum(a.attempts for a in answers),
         "prompt_tokens": sum(a.prompt_tokens for a in answers),
         "completion_tokens": sum(a.completion_tokens for a in answers),
@@ -57,12 +59,16 @@ def _way(run: QuestionRun, way: str) -> Answered:
     return next(a for a in run.ways if a.way == way)
 
 
+def _ways(runs: list[QuestionRun]) -> list[str]:
+    return [w for w in WAYS if runs and any(a.way == w for a in runs[0].ways)]
+
+
 def summarize(runs: list[QuestionRun]) -> dict[str, Any]:
     levels = sorted({r.level for r in runs})
     return {
         way: {**_figures([_way(r, way) for r in runs]),
               "by_level": {lv: _figures([_way(r, way) for r in runs if r.level == lv]) for lv in levels}}
-        for way in WAYS
+        for way in _ways(runs)
     }
 
 
@@ -72,14 +78,15 @@ def _cell(a: Answered) -> str:
 
 
 def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
-    """Each question's two answers, then the figures of each way."""
-    lines = [f"{'id':>5}  {'level':<7}{'loop':<22}{'one-shot':<22}file", "-" * 72]
-    lines += [f"{r.id:>5}  {r.level:<7}{_cell(_way(r, 'loop')):<22}{_cell(_way(r, 'one-shot')):<22}{r.file_name}"
+    """Each question's answers, one per way, then the figures of each way."""
+    ways = _ways(runs)
+    lines = [f"{'id':>5}  {'level':<7}" + "".join(f"{w:<22}" for w in ways) + "file", "-" * (50 + 22 * len(ways))]
+    lines += [f"{r.id:>5}  {r.level:<7}" + "".join(f"{_cell(_way(r, w)):<22}" for w in ways) + r.file_name
               for r in runs]
     head = (f"\n{'':<10}{'by question':>14}{'by sub-q':>14}{'shown done':>11}{'silently wrong':>15}"
             f"{'no code (right)':>16}{'⚠ (right)':>10}{'failed':>7}{'errors':>7}{'tokens':>9}{'s/question':>11}")
     lines += [head, "-" * (len(head) - 1)]
-    for way in WAYS:
+    for way in ways:
         f = summary[way]
         lines.append(
             f"{way:<10}{f['accuracy_by_question']:>7.1%} {f['right']:>2}/{f['questions']:<3}"
@@ -88,4 +95,9 @@ def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
             f"{f['flagged']:>6} ({f['flagged_right']})"
             f"{f['failed']:>7}{f['errors']:>7}{f['prompt_tokens'] + f['completion_tokens']:>9}"
             f"{f['seconds_per_question']:>11.1f}")
+    agreed = [(w, summary[w]) for w in ways if summary[w]["agreed"] or w == "consensus"]
+    for way, f in agreed:  # how far "N of N agree" can be trusted, and how often it is said
+        precision = f"{f['agreed_right'] / f['agreed']:.0%}" if f["agreed"] else "-"
+        lines.append(f"\n{way}: agreed on {f['agreed']} of {f['questions']} ({f['agreed'] / f['questions']:.0%} "
+                     f"coverage), {f['agreed_right']} of them right ({precision} precision)")
     return "\n".join(lines)

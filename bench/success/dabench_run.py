@@ -34,7 +34,7 @@ from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.text import python_blocks
 
 from .dabench import TABLES, Question, grade
-from .harness import _RESET, BenchConfig, RecordingClient, Worker
+from .harness import _RESET, BenchConfig, RecordingClient, Worker, agreement
 
 ONE_SHOT_SYSTEM = ("Write Python code that answers the question. Put it in one ```python block. "
                    "The code must print the final answer in the format the question gives.")
@@ -54,6 +54,7 @@ class Answered:
     model_seconds: float = 0.0
     seconds: float = 0.0  # wall time of this way, model and code included
     error: str = ""
+    agreement: str = ""  # with candidates: harness.agreement ("agreed", "disagree", …)
 
     @property
     def right(self) -> bool:
@@ -76,9 +77,9 @@ def _shown(result: ExecutionResult) -> str:
 class DabenchWorker(Worker):
     """A harness worker (its own kernel, the shared model) that answers DABench questions."""
 
-    def __init__(self, config: BenchConfig, data: Path, answer: str) -> None:
+    def __init__(self, config: BenchConfig, data: Path, answer: str, candidates: int = 1) -> None:
         super().__init__(config)
-        self.data, self.answer = data, answer
+        self.data, self.answer, self.candidates = data, answer, candidates
 
     async def _fresh(self, question: Question) -> None:
         """A new notebook whose working directory holds the question's table, and nothing else."""
@@ -92,7 +93,8 @@ class DabenchWorker(Worker):
 
     async def question(self, question: Question) -> QuestionRun:
         out = QuestionRun(question.id, question.level, question.file_name)
-        for way in (self.loop, self.one_shot):
+        ways = [self.loop, *([self.consensus] if self.candidates > 1 else []), self.one_shot]
+        for way in ways:
             await self._fresh(question)
             started = time.perf_counter()
             try:
@@ -106,13 +108,17 @@ class DabenchWorker(Worker):
             out.ways.append(answered)
         return out
 
-    async def loop(self, question: Question) -> Answered:
+    async def consensus(self, question: Question) -> Answered:
+        """The loop with candidates that must agree."""
+        return await self.loop(question, self.candidates)
+
+    async def loop(self, question: Question, candidates: int = 1) -> Answered:
         assert self.executor is not None and self.model is not None
         config, timings = self.config, Timings()
         # As harness.Worker: 'auto' policy (nobody is there to approve), no replay, no installs.
         settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer=self.answer,
                                 max_context_tokens=config.context_tokens, install_missing=False,
-                                fix_from_start=config.fix_from_start)
+                                fix_from_start=config.fix_from_start, candidates=candidates)
         run = Run(Session(settings, self.model), question.request(), source="bench")
         outcome = (await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None,
                                    timings)).outcome
@@ -125,10 +131,14 @@ class DabenchWorker(Worker):
             status = "not-answered"  # a question about data the model would not write code for
         elif status == "success" and outcome.unchecked:
             status = "unchecked"  # shown with ⚠: the answer states a number no output showed
-        return Answered("loop", status, grade(response, question.labels), response,
+        sure = agreement(outcome.consensus)
+        if status == "success" and sure in ("disagree", "unconfirmed"):
+            status = "not-sure"  # shown with ⚠: the candidates disagree, or none confirmed it
+        return Answered("loop" if candidates == 1 else "consensus", status, grade(response, question.labels), response,
                         len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
                         round(timings.model, 3),
-                        error=last.one_line() if last and outcome.status != "success" else "")
+                        error=last.one_line() if last and outcome.status != "success" else "",
+                        agreement=sure)
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None
@@ -151,7 +161,8 @@ class DabenchWorker(Worker):
 
 
 async def run_dabench(questions: Sequence[Question], data: Path, config: BenchConfig, answer: str = "always",
-                      progress: Callable[[QuestionRun, int, int], None] | None = None) -> list[QuestionRun]:
+                      progress: Callable[[QuestionRun, int, int], None] | None = None,
+                      candidates: int = 1) -> list[QuestionRun]:
     """Every question, loop then baseline, ``config.jobs`` kernels at a time; results in question order."""
     assert config.endpoint is not None, "DABench needs a model: --model NAME"
     stop_on_sigterm()
@@ -163,7 +174,7 @@ async def run_dabench(questions: Sequence[Question], data: Path, config: BenchCo
     results: dict[int, QuestionRun] = {}
 
     async def work() -> None:
-        worker = DabenchWorker(config, data, answer)
+        worker = DabenchWorker(config, data, answer, candidates)
         try:
             await worker.start(shared)
             while not queue.empty():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,12 +63,29 @@ class TaskRun:
     own_seconds: float
     executions: int  # the loop's kernel executions (not the harness's own)
     error: str = ""
+    candidates: int = 1  # candidates that must agree (AICISettings.candidates)
+    # With candidates: "agreed", "disagree", "unconfirmed" (the others did not run), "single" (one
+    # by design: side effects, nothing to compare); "" without.  Only "agreed" and "single" show ✓.
+    agreement: str = ""
+    seconds: float = 0.0  # the run's wall time
+
+
+def agreement(consensus: Any) -> str:
+    """How sure the outcome said it was, as one word (``TaskRun.agreement``)."""
+    if consensus is None:
+        return ""
+    if consensus.agreed:
+        return "agreed"
+    if consensus.note:
+        return "single"
+    return "disagree" if len(consensus.groups) > 1 else "unconfirmed"
 
 
 @dataclass
 class Job:
     task: Task
     schedule: str
+    candidates: int = 1
 
 
 @dataclass
@@ -147,9 +165,10 @@ class Worker:
         # would only add time (a minute a task on the local model).
         settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer="never",
                                 max_context_tokens=config.context_tokens, install_missing=False,
-                                fix_from_start=config.fix_from_start)
+                                fix_from_start=config.fix_from_start, candidates=job.candidates)
         if isinstance(self.model[1], RecordingClient):
             self.model[1].task = task.id
+        started = time.perf_counter()
         try:
             run = Run(Session(settings, self.model), task.request(), source="bench")
             result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None, timings)
@@ -163,12 +182,14 @@ class Worker:
         ran = outcome.status == "success"
         correct = ran and task.passes(got, config.data_dir)
         last = outcome.last_error
+        sure = agreement(outcome.consensus) in ("", "agreed", "single")
         return TaskRun(
             task.id, task.category, job.schedule, outcome.status, len(outcome.attempts), correct,
-            ran and not correct, outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
+            ran and not correct and sure, outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
             timings.model, timings.execute, timings.own,
             sum(len(a.results) for a in outcome.attempts),
-            last.one_line() if last and not ran else "",
+            last.one_line() if last and not ran else "", job.candidates, agreement(outcome.consensus),
+            round(time.perf_counter() - started, 3),
         )
 
     async def _answer(self) -> Any:

@@ -24,6 +24,8 @@ def success_at(runs: list[TaskRun], max_attempts: int) -> list[float]:
 
 def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
     attempts = sum(r.attempts for r in runs)
+    agreed = [r for r in runs if r.agreement == "agreed"]
+    seconds = sorted(r.seconds for r in runs)
     return {
         "runs": len(runs),
         "success": sum(r.correct for r in runs),
@@ -40,6 +42,12 @@ def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
         "execute_seconds": round(sum(r.execute_seconds for r in runs), 4),
         "own_seconds": round(sum(r.own_seconds for r in runs), 4),
         "own_ms_per_attempt": round(1000 * sum(r.own_seconds for r in runs) / attempts, 3) if attempts else 0.0,
+        # Candidates that must agree: how often they did (coverage) and how often that was right.
+        "agreed": len(agreed),
+        "agreed_right": sum(r.correct for r in agreed),
+        "not_sure": sum(r.agreement in ("disagree", "unconfirmed") for r in runs),
+        "not_sure_right": sum(r.correct and r.agreement in ("disagree", "unconfirmed") for r in runs),
+        "median_seconds": seconds[len(seconds) // 2] if seconds else 0.0,
     }
 
 
@@ -56,6 +64,8 @@ def summarize(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
         "by_schedule": {k: aggregate(v, max_attempts) for k, v in _group(runs, "schedule").items()},
         "by_category": {k: aggregate(v, max_attempts) for k, v in _group(runs, "category").items()},
         "by_task": {k: aggregate(v, max_attempts) for k, v in _group(runs, "task").items()},
+        "by_candidates": {("loop" if k == "1" else f"candidates {k}"): aggregate(v, max_attempts)
+                          for k, v in sorted(_group(runs, "candidates").items())},
     }
 
 
@@ -67,6 +77,8 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
             + f"{'own ms/att':>11}{'execs':>7}")
     lines = [head, "-" * len(head)]
     rows = [*summary[group].items(), ("overall", summary["overall"])]
+    if group == "by_candidates":
+        return _sureness(rows)
     for name, a in rows:
         if name == "overall":
             lines.append("-" * len(head))
@@ -75,6 +87,22 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
             + f"{a['silent_wrong']:>7}{a['failed']:>7}{a['no_code']:>6}{a['errors']:>7}"
             f"{a['prompt_tokens'] + a['completion_tokens']:>9}{a['model_seconds']:>9.2f}"
             f"{a['own_ms_per_attempt']:>11.2f}{a['executions']:>7}")
+    return "\n".join(lines)
+
+
+def _sureness(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """Each way (today's loop, candidates that must agree) side by side."""
+    head = (f"{'way':<14}{'runs':>5}{'right':>7}{'silently wrong':>16}{'agreed (right)':>16}{'precision':>10}"
+            f"{'coverage':>9}{'not sure (right)':>18}{'median s':>9}")
+    lines = [head, "-" * len(head)]
+    for name, a in rows:
+        if name == "overall":
+            continue
+        precision = f"{a['agreed_right'] / a['agreed']:.0%}" if a["agreed"] else "-"
+        coverage = f"{a['agreed'] / a['runs']:.0%}" if a["runs"] else "-"
+        lines.append(f"{name:<14}{a['runs']:>5}{a['success'] / a['runs']:>7.0%}{a['silent_wrong']:>16}"
+                     f"{a['agreed']:>9} ({a['agreed_right']:>2}){precision:>10}{coverage:>9}"
+                     f"{a['not_sure']:>11} ({a['not_sure_right']:>2}){a['median_seconds']:>9.1f}")
     return "\n".join(lines)
 
 

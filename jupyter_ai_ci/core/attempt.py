@@ -72,11 +72,13 @@ def _reviewed(decision: policy.Decision, review: str) -> policy.Decision:
 
 def run_attempt(
     code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]],
-    review: str = "",
+    review: str = "", hold: bool = False,
 ) -> Generator[Action, Any, Attempt | str]:
     """One attempt: syntax check, policy, approval, checkpoint, run, commit or
     roll back.  Returns the ``Attempt``, or a one-line refusal.  ``review``: why this code
-    must be approved whatever the policy says ("" when it need not)."""
+    must be approved whatever the policy says ("" when it need not).  ``hold``: a successful
+    attempt is neither committed nor rolled back: the caller decides once it has compared it
+    with the other candidates (core/consensus.py)."""
     blocks = tuple(code)
     trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
@@ -115,7 +117,8 @@ def run_attempt(
         raise
     attempt = Attempt(number, step, blocks, tuple(results), saved)
     if attempt.ok:
-        yield Commit(number, step)
+        if not hold:
+            yield Commit(number, step)
         return attempt
     raised = attempt.error
     notes = None

@@ -45,6 +45,11 @@ def _numbers(text: str) -> Iterable[tuple[str, float, int, bool]]:
             yield raw.strip(), parsed[0], parsed[1], percent
 
 
+def numbers_in(text: str) -> list[tuple[float, int]]:
+    """Every number of ``text`` and the decimals it was written with (a percentage as its number)."""
+    return [(value, decimals) for _, value, decimals, _ in _numbers(text)]
+
+
 def _matches(value: float, decimals: int, percent: bool, shown: Iterable[float]) -> bool:
     for seen in shown:
         for candidate in ((seen, seen * 100) if percent else (seen,)):

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.answer import prose, wants_answer
 from jupyter_ai_ci.core.attempt import install, run_attempt
+from jupyter_ai_ci.core.consensus import sureness, vote
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import missing_import, with_imports
@@ -29,6 +30,7 @@ from jupyter_ai_ci.events import (
     Attempt,
     CallModel,
     Cell,
+    Consensus,
     ErrorInfo,
     ExecutionResult,
     LoopGen,
@@ -57,6 +59,8 @@ def agent_loop(
     messages: list[Message] = [Message("system", prompts.SYSTEM), *history]
     messages.append(Message("user", prompts.REQUEST.format(context=context, request=request).strip()))
     opening = len(messages) - 1  # the request itself: a restart asks it again from here
+    anew = tuple(messages)  # what each candidate is asked (core/consensus.py), before any restart
+    consensus: Consensus | None = None
     attempts: list[Attempt] = []
     cells: list[Cell] = []
     usage = Usage()
@@ -78,13 +82,17 @@ def agent_loop(
             reason=reason,
             unanswered=unanswered,
             unchecked=unchecked,
+            consensus=consensus,
         )
 
     def grounded(answer: str) -> Outcome:
         """Success, with the answer's numbers that no output showed flagged under it."""
         shown = [request, context, *(c.result.output for c in cells), *(c.result.result or "" for c in cells)]
         unchecked = unsupported_numbers(answer, shown)
-        return outcome("success", answer=flagged(answer, unchecked), unchecked=unchecked)
+        answer = flagged(answer, unchecked)
+        if consensus is not None and not consensus.sure:  # the words say it as the status line does
+            answer += f"\n\n⚠ Not sure: {sureness(consensus)}."
+        return outcome("success", answer=answer, unchecked=unchecked)
 
     def over_budget() -> str:
         if not settings.token_budget:
@@ -193,11 +201,21 @@ def agent_loop(
                 reply = again_reply
                 continue
             number = len(attempts) + 1
-            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review)
+            voting = step == 1 and settings.candidates > 1  # the first step's result is voted on
+            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review, hold=voting)
             if isinstance(attempt, str):
                 yield Notice("refused", attempt, attempt=number, step=step)
                 return outcome("refused", reason=attempt)
             attempts.append(attempt)
+            if attempt.ok and voting:
+                chosen = yield from vote(attempt, anew, settings, approved, imports, over_budget)
+                attempts.extend(chosen.attempts)
+                usage += chosen.usage
+                requests += chosen.requests
+                consensus = chosen.consensus
+                if chosen.winner is None:  # the winner, run again to apply it, failed this time
+                    return outcome("failed")
+                attempt, code = chosen.winner, list(chosen.winner.code)
             if attempt.ok:
                 cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
                 step_results = list(attempt.results)

@@ -34,3 +34,6 @@ class LoopSettings:
     # The request is about data (it names a data file or a variable, or asks for a number, a
     # table or a test): an answer in words with no code is no answer (core/datarequest.py).
     needs_code: bool = False
+    # Candidates that must agree (core/consensus.py): 1 runs the first working attempt alone.
+    candidates: int = 1
+    candidate_temperature: float = 0.7  # the candidates after the first are sampled at it

@@ -122,7 +122,7 @@ class RunApp(JupyterApp):
         "gateway-url": "RunApp.gateway_url", "gateway-token": "RunApp.gateway_token", "jobs": "RunApp.jobs",
         "timeout": "RunApp.timeout", "receive-timeout": "RunApp.receive_timeout",
         "startup-timeout": "RunApp.startup_timeout", "json": "RunApp.json_file", "model": "AICISettings.model",
-        "retries": "AICISettings.retries", "steps": "AICISettings.steps",
+        "retries": "AICISettings.retries", "steps": "AICISettings.steps", "candidates": "AICISettings.candidates",
         "policy": "AICISettings.policy", "allow": "AICISettings.allow", "deny": "AICISettings.deny",
         "max-tokens-per-request": "AICISettings.max_tokens_per_request",
         "max-tokens-per-session": "AICISettings.max_tokens_per_session",

@@ -56,7 +56,7 @@ class PrintReporter:
 
     def model_started(self, call: CallModel) -> None:
         label = {"first": "writing code", "fix": "fixing", "next-step": "next step",
-                 "answer": "answering from the output"}[call.purpose]
+                 "answer": "answering from the output", "candidate": "writing another candidate"}[call.purpose]
         self._say(f"── {self.model}: {label} ──\n")
 
     def model_text(self, text: str) -> None:
@@ -75,7 +75,7 @@ class PrintReporter:
         if notice.kind == "refused":
             return  # the cell's error says it, once
         mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
-                "not-undoable": "!"}.get(notice.kind, "·")
+                "not-undoable": "!", "candidate": "◆"}.get(notice.kind, "·")
         self._say(f"{mark} {notice.text}\n", flush=False)
 
     def executing(self, action: Execute) -> None:
@@ -137,7 +137,7 @@ class MagicDriver:
         self._checked(args)
         options = Options(retries=args.retries, steps=args.steps, run=not args.no_run, model=args.model,
                           regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes,
-                          answer=args.answer)
+                          answer=args.answer, candidates=args.candidates)
         reporter = self._reporter()
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
@@ -152,10 +152,12 @@ class MagicDriver:
         self._finish(result, reporter)
 
     def _checked(self, args: Namespace) -> None:
-        for flag in ("retries", "steps"):
-            value = getattr(args, flag)
+        for flag in ("retries", "steps", "candidates"):
+            value = getattr(args, flag, None)
             if value is not None and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
+        if (getattr(args, "candidates", None) or 0) > 9:
+            raise UsageError("--candidates must be at most 9")
 
     def _reporter(self) -> PrintReporter | RichReporter:
         # A kernel's frontend renders HTML (a console shows the text/plain beside it); the

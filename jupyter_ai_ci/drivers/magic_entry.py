@@ -80,6 +80,9 @@ class AskMagics(Magics, AICISettings):
     @argument("--steps", type=int, default=None, metavar="N",
               help="with N > 1 a successful step's output goes back to the model, which writes "
                    "the next step or ends with prose (default 1)")
+    @argument("--candidates", type=int, default=None, metavar="K",
+              help="candidates that must agree: up to K solutions run and are compared, the largest "
+                   "group's applied (default 1: AICISettings.candidates)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--answer", dest="answer", action="store_const", const=True, default=None,
               help="end with an answer in words from the model, which has seen the output "
@@ -102,7 +105,7 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--no-run] [--answer | --no-answer]
+            %%ask [--retries N] [--model NAME] [--steps N] [--candidates K] [--no-run] [--answer | --no-answer]
                   [--new] [--regenerate] [--yes] [--show-context]
             Load sales.csv and plot total revenue per region
 

@@ -28,7 +28,7 @@ INTERVAL = 0.1  # seconds between display updates while the model's text streams
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
 METADATA = {"jupyter_ai_ci": {"role": "progress"}}  # tells the kernel tracker this is not the user's output
 LABELS = {"first": "writing code", "fix": "fixing", "next-step": "next step", "answer": "answering",
-          "replayed": "replayed"}
+          "replayed": "replayed", "candidate": "another candidate"}
 # Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
 MUTED = "color:var(--jp-ui-font-color2,#666)"
 ERROR = "color:var(--jp-error-color1,#d32f2f)"
@@ -45,6 +45,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     failed: str = ""  # the error, in one line
     feedback: str = ""  # what went back to the model after this attempt failed
+    verdict: str = ""  # a candidate's result and whether it agrees (core/consensus.py)
     streaming: bool = True
     _cached: tuple[Any, str] = field(default=(None, ""), repr=False)
     _rendered: tuple[str, str] = field(default=("", ""), repr=False)
@@ -68,6 +69,8 @@ class Section:
         if state == "running":
             # Not ▶: under the fold's own ▼ it read "▼ ▶ attempt 1", a second, closed section.
             return f"⟳ attempt {self.attempt} · running"
+        if state == "ok" and self.verdict:  # not ✓: a candidate's result is what is being judged
+            return f"◆ {self.verdict}"
         if state == "ok":
             n = len(self.blocks)
             spent = sum(r.seconds for _, r in self.blocks if r is not None)
@@ -157,7 +160,12 @@ class RunView:
             error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)
             section.failed = error.one_line() if error is not None else notice.text
             return
-        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "repeated") and section:
+        if notice.kind == "candidate" and section is not None and section.attempt == notice.attempt \
+                and section.state == "ok":
+            section.verdict = notice.text
+            return
+        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "repeated",
+                           "candidate") and section:
             section.notes.append(notice.text)
             return
         self.notes.append(notice.text)

@@ -35,7 +35,7 @@ class TerminalReporter:
 
     def model_started(self, call: CallModel) -> None:
         what = {"first": "writing code", "fix": "fixing", "next-step": "next step",
-                "answer": "answering"}[call.purpose]
+                "answer": "answering", "candidate": "another candidate"}[call.purpose]
         self._say(f"{self.label}── {self.model}: {what} ──\n")
 
     def model_text(self, text: str) -> None:
@@ -49,7 +49,8 @@ class TerminalReporter:
     def notice(self, notice: Notice) -> None:
         if notice.kind in ("refused", "no-code"):
             return  # the result line says it, once ("answered without code", or why it gave up)
-        mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "not-undoable": "!"}.get(notice.kind, "·")
+        mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "not-undoable": "!",
+                "candidate": "◆"}.get(notice.kind, "·")
         self._say(f"{self.label}{mark} {notice.text}\n")
 
     def executing(self, action: Execute) -> None:

@@ -178,6 +178,9 @@ class FrontendExecutor:
         return await self._transaction("checkpoint", code)
 
     async def arollback(self) -> TransactionReport:
+        # The attempt's cells go when the next one is inserted, as a failed one's do: a candidate
+        # that ran cleanly is rolled back too (core/consensus.py), and the next takes its place.
+        self._failed = True
         return await self._transaction("rollback")
 
     async def acommit(self) -> None:

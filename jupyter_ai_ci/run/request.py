@@ -47,6 +47,7 @@ class Options:
     new: bool = False  # forget the earlier exchanges first
     yes: bool = False  # approve what the policy would ask about
     answer: bool | None = None  # end with an answer in words; None: the settings' rule
+    candidates: int | None = None  # candidates that must agree; None: the settings' value
 
 
 @dataclass
@@ -121,6 +122,8 @@ class Run:
             # Never below the user's own temperature.
             repeat_temperature=max(s.repeat_temperature, s.temperature) if s.repeat_temperature else 0.0,
             # 'auto': anew for the [local] extra's model, small enough for this CPU.
+            candidates=s.candidates if options.candidates is None else max(1, options.candidates),
+            candidate_temperature=max(s.candidate_temperature, s.temperature),
             fix_from_start=s.fix_from_start == "always" or (
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
         )
@@ -201,7 +204,9 @@ class Run:
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
         self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved),
-                                needs_code=self.settings.run and about_data(self.request, snapshot.named))
+                                needs_code=self.settings.run and about_data(self.request, snapshot.named),
+                                # The record holds the winner's code alone: a replay never votes again.
+                                candidates=1 if self.record is not None else self.settings.candidates)
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
         if self.held_by:
             loop.close()

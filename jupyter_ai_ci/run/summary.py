@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.errors import GAVE_UP_ADVICE
 from jupyter_ai_ci.events import Outcome
 
@@ -43,6 +44,8 @@ class Summary:
     answered: bool  # the run ends with an answer in words
     unanswered: bool = False  # one was wanted and the model failed to give it (the code ran)
     unchecked: int = 0  # numbers in the answer in words that no output showed (core/grounding.py)
+    sureness: str = ""  # with candidates: "3 of 3 candidates agree", "candidates disagree: …"
+    sure: bool = True  # False: the candidates disagree, or none confirmed the result
 
     @property
     def tokens(self) -> int:
@@ -57,6 +60,12 @@ class Summary:
         last error, for a line that sits right above the error itself."""
         n = self.attempts
         tries = f"{n} attempt{'' if n == 1 else 's'}"
+        if self.status == "success" and self.sureness:
+            # Candidates ran as attempts too: their count says nothing; how sure says it all.
+            if self.sure:
+                return f"done · {self.sureness}{self.missing()}"
+            lead = "" if self.sureness.startswith("candidates") else "done, "
+            return f"{lead}{self.sureness}{self.missing()}"
         if self.status == "success":
             return f"done in {tries}{self.missing()}"
         if self.status == "answered":
@@ -99,8 +108,8 @@ class Summary:
     def line(self, brief: bool = False) -> str:
         """``✓ done in 2 attempts · 1.3k tokens · 3.4 s``"""
         mark = "✓" if self.ok and self.status != "not-run" else ("·" if self.ok else "✗")
-        if self.unchecked and self.ok:  # an answer with a number nothing showed is no plain ✓
-            mark = "⚠"
+        if (self.unchecked or not self.sure) and self.ok:  # a number nothing showed, candidates that
+            mark = "⚠"  # disagree: never a plain ✓
         return " · ".join([f"{mark} {self.what(brief)}", *self.figures()])
 
     def sentence(self) -> str:
@@ -125,4 +134,6 @@ def summarize(outcome: Outcome, seconds: float | None = None, replayed: bool = F
         answered=bool(outcome.answer.strip()) and outcome.status in ("success", "answered"),
         unanswered=outcome.unanswered,
         unchecked=len(outcome.unchecked),
+        sureness=sureness(outcome.consensus) if outcome.consensus is not None else "",
+        sure=outcome.consensus is None or outcome.consensus.sure,
     )

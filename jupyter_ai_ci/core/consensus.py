@@ -1,0 +1,204 @@
+"""Candidates that must agree: consensus by execution.
+
+A small model's code that runs is not therefore right: a third to a half of its
+answers run cleanly and are wrong.  Wrong answers are many and varied; right
+ones agree.  So after the first attempt that works (held: neither committed nor
+undone, ``run_attempt(hold=True)``) the request is asked again, sampled, for up
+to ``candidates - 1`` more solutions.  Each runs as an attempt of its own on
+the state the request found -- the one before it is rolled back first, so a
+candidate that changes a DataFrame in place is not seen by the next -- and its
+result is compared (``core/sameresult.py``).  Two that agree stop the vote
+early.  The largest group wins (a tie: the first candidate's, asked at the
+user's temperature); its code is applied once -- the last candidate run is
+simply committed when it is of that group, any other is run again -- and the
+others travel with the outcome, for "use this one".
+
+A candidate that gives no code, raises or is refused is not counted (the first
+had the retries).  Code with effects a rollback cannot undo (files written,
+network, processes) runs once: one candidate, said so.  So does a result with
+nothing to compare (a figure, no output).  Nothing is held while the model is
+asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_ai_ci.core import sameresult
+from jupyter_ai_ci.core.attempt import run_attempt
+from jupyter_ai_ci.core.imports import with_imports
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import (
+    Action,
+    Attempt,
+    CallModel,
+    Commit,
+    Consensus,
+    ErrorInfo,
+    FailureNotes,
+    Group,
+    Inspect,
+    Message,
+    ModelReply,
+    Notice,
+    Rollback,
+    Usage,
+)
+from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.text import python_blocks
+
+# Risk kinds whose effects outlive a rollback: such code runs once, as one candidate.
+LASTING = frozenset({"process", "delete", "write", "network", "shell", "ctypes", "exit"})
+
+
+@dataclass
+class Vote:
+    """What the vote came to: the applied attempt (None: applying the winner failed), every
+    attempt it ran after the first, and what its model calls cost."""
+
+    winner: Attempt | None
+    consensus: Consensus
+    attempts: list[Attempt] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    requests: int = 0
+
+
+@dataclass
+class _Ran:
+    number: int  # the candidate's place (1-based)
+    attempt: Attempt
+    key: sameresult.Key
+    shown: str
+
+
+def lasting_effects(code: Sequence[str], settings: LoopSettings) -> list[str]:
+    """What in ``code`` a rollback cannot undo (the policy's own scan)."""
+    trees, bad = policy.parse_blocks(tuple(code))
+    if bad is not None:
+        return []
+    found = policy.scan_trees(trees, settings.policy.moved)
+    return sorted({r.name for r in found.risks if r.kind in LASTING})
+
+
+def _result(attempt: Attempt) -> Generator[Action, Any, tuple[sameresult.Key, str]]:
+    """The candidate's result, while it is still in the kernel: what it showed, else the value
+    of the last variable it set (described in the kernel: an ``Inspect`` with no error)."""
+    text = sameresult.shown(attempt.results)
+    if sameresult.key(text) is None:
+        notes = yield Inspect(attempt.code, ErrorInfo("", "", ""), attempt.number, attempt.step)
+        text = sameresult.from_notes(notes if isinstance(notes, FailureNotes) else None) or text
+    return sameresult.key(text), sameresult.brief(text)
+
+
+def _grouped(ran: Sequence[_Ran]) -> list[list[_Ran]]:
+    """Candidates grouped by result, the largest first (a tie: the group of the earlier candidate,
+    so the first, asked at the user's own temperature, wins one)."""
+    found: list[list[_Ran]] = []
+    for r in ran:
+        home = next((g for g in found if sameresult.same(g[0].key, r.key)), None)
+        home.append(r) if home is not None else found.append([r])
+    return sorted(found, key=lambda g: (-len(g), g[0].number))
+
+
+def _groups(ran: Sequence[_Ran], applied: _Ran) -> tuple[Group, ...]:
+    """As ``_grouped``, as data, with the applied candidate's code standing for its group."""
+    found = _grouped(ran)
+    return tuple(Group(applied.shown if applied in g else g[0].shown, tuple(r.number for r in g),
+                       applied.attempt.code if applied in g else g[0].attempt.code) for g in found)
+
+
+def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, approved: set[tuple[str, ...]],
+         imports: Sequence[str], over_budget: Callable[[], str]) -> Generator[Action, Any, Vote]:
+    """``first``: the held attempt that worked; ``request``: the conversation up to the request,
+    which each candidate is asked anew.  Returns with the winner committed."""
+    k, step = settings.candidates, first.step
+    out = Vote(first, Consensus(k))
+    effects = lasting_effects(first.code, settings)
+    key, shown = yield from _result(first)
+    ran = [_Ran(1, first, key, shown)]
+    if effects or key is None:
+        yield Commit(first.number, step)
+        note = "has side effects" if effects else "nothing to compare"
+        out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
+        return out
+    yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)
+    held: _Ran | None = ran[0]
+    failed = 0
+    for place in range(2, k + 1):
+        if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
+            break  # two agree, and none differs: enough
+        if held is not None:  # nothing is held while the model is asked (see the docstring)
+            yield Rollback(held.attempt.number, step)
+            held = None
+        if over_budget():
+            yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
+            break
+        reply: ModelReply = yield CallModel(tuple(request), "candidate", settings.candidate_temperature or None)
+        out.requests += 1
+        out.usage += reply.usage
+        code = with_imports(python_blocks(reply.text), imports)
+        number = first.number + len(out.attempts) + 1
+        attempt: Attempt | str = "gave no code"
+        if code:
+            attempt = yield from run_attempt(code, number, step, settings, approved, hold=True)
+        if isinstance(attempt, Attempt):
+            out.attempts.append(attempt)
+        why = attempt if isinstance(attempt, str) else (
+            "" if attempt.ok else f"raised {attempt.error.one_line() if attempt.error else 'an error'}")
+        if why or isinstance(attempt, str):
+            failed += 1
+            yield Notice("candidate", f"candidate {place} of {k} {why}: not counted", attempt=number, step=step)
+            continue
+        key, shown = yield from _result(attempt)
+        held = _Ran(place, attempt, key, shown)
+        ran.append(held)
+        agrees = [str(r.number) for r in ran[:-1] if sameresult.same(r.key, key)]
+        yield Notice("candidate", f"candidate {place} of {k}: {shown} — "
+                     + (f"agrees with {', '.join(agrees)}" if agrees else "differs"), attempt=number, step=step)
+    return (yield from _apply(out, ran, held, failed, settings, approved))
+
+
+def _apply(out: Vote, ran: list[_Ran], held: _Ran | None, failed: int, settings: LoopSettings,
+           approved: set[tuple[str, ...]]) -> Generator[Action, Any, Vote]:
+    """Commit the winner when it is the candidate in the kernel now; otherwise run it again."""
+    k, step = settings.candidates, ran[0].attempt.step
+    members = _grouped(ran)[0]
+    if held is not None and held in members:
+        yield Commit(held.attempt.number, step)
+        winner: _Ran = held
+    else:
+        if held is not None:
+            yield Rollback(held.attempt.number, step)
+        winner = members[0]
+        number = ran[0].attempt.number + len(out.attempts) + 1
+        yield Notice("candidate", f"applying candidate {winner.number} ({len(members)} of {len(ran)})",
+                     attempt=number, step=step)
+        again = yield from run_attempt(winner.attempt.code, number, step, settings, approved)
+        if isinstance(again, str) or not again.ok:
+            out.winner = None
+        else:
+            out.attempts.append(again)
+            out.winner = again
+    if out.winner is not None and held is winner:
+        out.winner = winner.attempt
+    out.consensus = Consensus(k, _groups(ran, winner), failed=failed)
+    return out
+
+
+def sureness(c: Consensus) -> str:
+    """How sure, in the words every driver shows: ``3 of 3 candidates agree``, ``candidates
+    disagree: 76 (2 of 3) vs 36``, ``1 candidate (has side effects)``."""
+    n, groups = c.counted, c.groups
+    if c.note:
+        return f"1 candidate ({c.note})"
+    if c.agreed:
+        text = f"{n} of {n} candidates agree"
+        return text + (f" ({c.failed} more did not run cleanly)" if c.failed else "")
+    if len(groups) > 1:
+        others = " vs ".join(f"{g.shown}" + (f" ({g.count})" if g.count > 1 else "") for g in groups[1:3])
+        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+        return f"candidates disagree: {groups[0].shown} ({groups[0].count} of {n}) vs {others}{more}"
+    return (f"not confirmed: {c.failed} other candidate{'' if c.failed == 1 else 's'} "
+            f"did not run cleanly" if c.failed else "not confirmed")

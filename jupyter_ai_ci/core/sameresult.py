@@ -1,0 +1,92 @@
+"""When two candidates computed the same result: what each showed, normalised.
+
+A candidate's result is what a user would read as its answer: the value of its
+last expression when it has one (a print beside it is commentary), else what it
+printed, else the value of the last variable it set (``answer = …``, described
+in the kernel before the rollback: ``Inspect``).  The same answer computed two
+ways must compare equal, so the text is reduced to its numbers, sorted (dict order,
+a Series against a dict), with pandas' own labels (``dtype: int64``, ``Name: …``,
+``[5 rows x 3 columns]``) left out; two numbers are the same when the one
+written with fewer decimals is the other rounded (``34.65`` and ``34.6543``,
+``76`` and ``76.0``; not ``1000`` and ``1004``).  A result with no number
+compares by its last line's last value, case and quotes left out (``'Male'`` is
+``male``).  Nothing shown (a figure, no output): ``None``, nothing to compare.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Union
+
+from jupyter_ai_ci.core.grounding import numbers_in
+from jupyter_ai_ci.events import ExecutionResult, FailureNotes
+
+SHOWN_CHARS = 60  # of the one line that stands for a result in the status and the notices
+# pandas' and the kernel description's own words, not the result: dtypes, lengths, shapes.
+_LABELS = re.compile(r"(?m)(?:^|,\s*)(?:Name: [^\n,]*|dtype: \w+|Length: \d+|Freq: \w+)\s*$"
+                     r"|^\[\d+ rows x \d+ columns\]$|\b(?:dtype|shape|len)=\S+")
+_SET_MARK = "   (set by the failed code)"  # context/failure.py marks the names the code set with it
+_NAN = re.compile(r"(?<!\w)(?:nan|NaN|<NA>|NaT|None)(?!\w)")
+
+
+def shown(results: Sequence[ExecutionResult]) -> str:
+    """What the candidate showed as its result: its last value, else its printed output."""
+    values = [r.result for r in results if r.result and r.result.strip()]
+    if values:
+        return values[-1]
+    return "\n".join(r.output for r in results if r.output.strip())
+
+
+def from_notes(notes: FailureNotes | None) -> str:
+    """The value of the last variable the code set, as the kernel described it ("" for none)."""
+    set_here = [v for v in (notes.variables if notes else ()) if _SET_MARK in v.partition("\n")[0]]
+    if not set_here:
+        return ""
+    first, _, rest = set_here[-1].replace(_SET_MARK, "").partition("\n")
+    name, _, value = first.partition(":")  # "answer: int = 76": the name is not the result
+    value = value.split("=", 1)[1] if "=" in value.split("{")[0].split("[")[0] else value
+    return (value.strip() + ("\n" + rest if rest else "")).strip() if name else first
+
+
+# A result for comparison: its numbers (value, decimals written) sorted, with how many NaN;
+# or its last word(s); None for nothing to compare.
+Key = Union[tuple[tuple[tuple[float, int], ...], int], str, None]  # noqa: UP007 - Python 3.9
+
+
+def key(text: str) -> Key:
+    """The result normalised for comparison; None when it shows nothing to compare."""
+    body = _LABELS.sub("", text)
+    numbers = tuple(sorted(numbers_in(body)))
+    nans = len(_NAN.findall(body))
+    if numbers or nans:
+        return numbers, nans
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = lines[-1].rsplit(":", 1)[-1] if not lines[-1].endswith(":") else lines[-1]
+    words = re.sub(r"[\s'\"`.,;!()\[\]{}]+", " ", last).strip().lower()
+    return words or None
+
+
+def same(a: Key, b: Key) -> bool:
+    """Whether two results are the same answer (never for nothing to compare)."""
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return a is not None and a == b
+    (xs, nan_a), (ys, nan_b) = a, b
+    return nan_a == nan_b and len(xs) == len(ys) and all(_close(x, y) for x, y in zip(xs, ys, strict=True))
+
+
+def _close(x: tuple[float, int], y: tuple[float, int]) -> bool:
+    """The one written with fewer decimals is the other rounded to them (half a unit either way)."""
+    (a, da), (b, db) = x, y
+    unit = 0.5 * 10.0 ** -min(da, db, 12)
+    return abs(a - b) <= unit * (1 + 1e-9) + 1e-9 * max(abs(a), abs(b))
+
+
+def brief(text: str) -> str:
+    """The result in one short line: the last non-empty line, cut."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = lines[-1] if len(lines) == 1 else " / ".join(lines[-2:]) if len(lines) <= 3 else \
+        f"{lines[0]} … {lines[-1]}"
+    return line if len(line) <= SHOWN_CHARS else line[:SHOWN_CHARS - 1] + "…"
