@@ -27,15 +27,16 @@ SHOWN_CHARS = 60  # of the one line that stands for a result in the status and t
 _LABELS = re.compile(r"(?m)(?:^|,\s*)(?:Name: [^\n,]*|dtype: \w+|Length: \d+|Freq: \w+)\s*$"
                      r"|^\[\d+ rows x \d+ columns\]$|\b(?:dtype|shape|len)=\S+")
 _SET_MARK = "   (set by the failed code)"  # context/failure.py marks the names the code set with it
+# NumPy 2's scalar repr: ``np.int64(3)`` is 3, ``np.str_('male')`` is 'male'.
+_NUMPY_SCALAR = re.compile(r"\bnp\.(?:u?int|float|complex|bool|str)\w*\(([^()]*)\)")
 _NAN = re.compile(r"(?<!\w)(?:nan|NaN|<NA>|NaT|None)(?!\w)")
 
 
 def shown(results: Sequence[ExecutionResult]) -> str:
     """What the candidate showed as its result: its last value, else its printed output."""
     values = [r.result for r in results if r.result and r.result.strip()]
-    if values:
-        return values[-1]
-    return "\n".join(r.output for r in results if r.output.strip())
+    text = values[-1] if values else "\n".join(r.output for r in results if r.output.strip())
+    return _NUMPY_SCALAR.sub(r"\1", text)
 
 
 def from_notes(notes: FailureNotes | None) -> str:

@@ -180,7 +180,8 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
     n = len(outcome.attempts)
     # Replayed or not, the figures say it ("replayed, no model call").
     what = facts.what() if outcome.status == "answered" else \
-        f"{where} after {n} attempt{'' if n == 1 else 's'}{facts.missing()}"
+        f"{where} after {n} attempt{'' if n == 1 else 's'}{facts.missing()}" + (
+            f"; {facts.sureness}" if facts.sureness else "")  # how sure, as every driver says it
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
     return RunResult(path, EXIT_OK, f"{what} ({facts.figures()[0]}; {spent})", outcome, timings,
                      executor.executions)

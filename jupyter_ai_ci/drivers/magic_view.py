@@ -160,6 +160,13 @@ class RunView:
             error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)
             section.failed = error.one_line() if error is not None else notice.text
             return
+        if notice.kind == "candidate":  # the first candidate is no longer "checking…" once another is in
+            for earlier in self.sections:
+                earlier.verdict = earlier.verdict.removesuffix(" — checking…")
+        if notice.kind == "candidate" and notice.text.startswith("applying"):
+            # The winner run again: a section of its own, not the last candidate's.
+            self.sections.append(Section("applied", streaming=False, verdict=notice.text))
+            return
         if notice.kind == "candidate" and section is not None and section.attempt == notice.attempt \
                 and section.state == "ok":
             section.verdict = notice.text

@@ -68,7 +68,7 @@ export interface IExecuted {
 
 export type ServerMessage =
   | { type: 'started'; model: string; host: string }
-  | { type: 'model'; purpose: 'first' | 'fix' | 'next-step' }
+  | { type: 'model'; purpose: 'first' | 'fix' | 'next-step' | 'answer' | 'candidate' }
   | { type: 'text'; text: string }
   | { type: 'model_done' }
   | { type: 'notice'; kind: string; text: string; attempt: number; step: number }

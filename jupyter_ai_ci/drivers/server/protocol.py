@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
@@ -48,6 +49,7 @@ class AskMessage:
     model: str
     new: bool = False  # forget the earlier exchanges (the panel's "New chat")
     regenerate: bool = False  # ask the model even if this request was answered before
+    candidates: int | None = None  # candidates that must agree; None: the server's setting
 
     @classmethod
     def parse(cls, msg: dict[str, Any], offered: Sequence[str]) -> AskMessage:
@@ -64,10 +66,13 @@ class AskMessage:
             if isinstance(c, dict)
         )
         anchor = msg.get("anchor_cell_id")
+        k = msg.get("candidates")
+        if k is not None and (type(k) is not int or not 1 <= k <= 9):  # noqa: E721 - True is no count
+            raise RequestRefused("candidates must be a whole number from 1 to 9")
         return cls(request, str(msg["path"]), str(msg["kernel_id"]),
                    anchor if isinstance(anchor, str) else None, cells,
                    offered_model(msg.get("model"), offered),
-                   msg.get("new") is True, msg.get("regenerate") is True)
+                   msg.get("new") is True, msg.get("regenerate") is True, k)
 
 
 def offered_model(requested: object, offered: Sequence[str]) -> str:
@@ -156,6 +161,11 @@ def done_message(result: Result, cells: list[str], session: Session) -> dict[str
         "replayed": result.replayed,
         "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
         "session": session_usage(session),
+        # Candidates that must agree: how sure, and each group's result and code ("use this one").
+        "consensus": None if outcome.consensus is None else {
+            "line": sureness(outcome.consensus), "sure": outcome.consensus.sure,
+            "groups": [{"shown": g.shown, "candidates": list(g.candidates), "code": list(g.code)}
+                       for g in outcome.consensus.groups]},
     }
 
 

@@ -117,7 +117,8 @@ class SidebarRun:
             notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
             loop.call_soon_threadsafe(self.send, notice)
 
-        run = Run(session, msg.request, Options(model=msg.model, new=msg.new, regenerate=msg.regenerate),
+        options = Options(model=msg.model, new=msg.new, regenerate=msg.regenerate, candidates=msg.candidates)
+        run = Run(session, msg.request, options,
                   thread=msg.path, replay_dir=notebook_folder(self.root_dir, msg.path), source="sidebar",
                   say=say)
         run.check()

@@ -40,12 +40,15 @@ def py(code: str, **kwargs: Any) -> Reply:
 
 async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[Any, Any, Any, Path],
                        setup: list[str], request: str, replies: list[Reply],
-                       probe: tuple[str, ...] = ()) -> list[three.Seen]:
+                       probe: tuple[str, ...] = (), candidates: int = 0) -> list[three.Seen]:
+    """``candidates``: asked for as each driver's user would (--candidates K, the panel's field)."""
     jp_fetch, jp_ws_fetch, jp_serverapp, root = jp
-    seen = [await three.magic(server, tmp_path / "magic", setup, request, replies, probe)]
+    flag = f"--candidates {candidates}" if candidates else ""
+    seen = [await three.magic(server, tmp_path / "magic", setup, request, replies, probe, options=flag)]
     seen.append(await three.sidebar(server, jp_fetch, jp_ws_fetch, jp_serverapp, root, setup, request, replies,
-                                    probe))
-    seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", setup, request, replies))
+                                    probe, fields={"candidates": candidates} if candidates else None))
+    seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", setup, request, replies,
+                                        tuple(flag.split())))
     return seen
 
 
@@ -263,3 +266,43 @@ async def test_an_endpoint_that_drops_mid_stream_is_one_line_and_nothing_is_kept
         assert "cut off" in s.message and "\n" not in s.message.strip(), (s.driver, s.message)
         assert s.records == [], s.driver  # nothing to replay
         assert s.names == [], s.driver  # nothing ran
+
+
+async def test_candidates_that_disagree_are_never_a_tick_and_only_the_applied_one_is_kept_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # Issue #28: three candidates, three results; none is confirmed, the first is applied.
+    replies = [py("n = 76\nprint(n)"), py("n = 36\nprint(n)"), py("n = 12\nprint(n)")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "count the answers that say yes", replies, probe=("n",), candidates=3)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert "candidates disagree: 76 (1 of 3) vs 36 vs 12" in s.message.lower(), (s.driver, s.message)
+        assert "✓" not in s.message, (s.driver, s.message)
+        assert s.usage == (3, 300, 60), s.driver
+        assert [r["temperature"] for r in s.requests][1:] == [0.7, 0.7], s.driver  # the others sampled
+        [record] = s.records  # the applied candidate alone: a replay never votes
+        assert record["replies"] == ["```python\nn = 76\nprint(n)\n```"], s.driver
+        assert s.names == ["n"] or s.driver == "cli", s.driver
+    panel = seen[1]
+    # Each candidate's cell takes the place of the one before; the applied one, run again, the last's.
+    assert [e["replace"] for e in panel.executes] == [[], ["gen-1"], ["gen-2"], ["gen-3"]]
+    cells = nbformat.read(tmp_path / "cli" / "work.ipynb", as_version=4).cells
+    # The CLI's notebook: the request's heading, then one cell, the applied candidate's.
+    assert [c.source for c in cells[len(SETUP) + 1:]] == ["n = 76\nprint(n)"]
+
+
+async def test_two_candidates_that_agree_stop_early_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    replies = [py("n = (sales['region'] == 'north').sum()\nprint(n)"),
+               py("m = float(len(sales[sales.region == 'north']))\nprint(m)")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "count the sales in the north", replies, probe=("n", "m"), candidates=3)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert "2 of 2 candidates agree" in s.message, (s.driver, s.message)
+        assert s.usage == (2, 200, 40), s.driver  # the third was never asked
+        [record] = s.records
+        assert "m = float(" in record["replies"][0], s.driver
+        assert s.names == ["m"] or s.driver == "cli", (s.driver, s.names)  # the first was rolled back

@@ -143,7 +143,7 @@ async def _run_in(client: Any, code: str) -> tuple[str, list[dict[str, Any]]]:
 
 async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
                   folder: Path, setup: list[str], request: str, replies: list[Reply],
-                  probe: tuple[str, ...] = (), approve: bool = False) -> Seen:
+                  probe: tuple[str, ...] = (), approve: bool = False, fields: dict[str, Any] | None = None) -> Seen:
     server.script(*replies)
     approvals, executes = [], []
     r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
@@ -159,7 +159,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
             cells.append({"source": code, "output": _text(outputs)})
         ws = await jp_ws_fetch("jupyter-ai-ci", "run")
         ws.write_message(json.dumps({"type": "ask", "request": request, "path": session["path"],
-                                     "kernel_id": session["kernel"]["id"], "cells": cells}))
+                                     "kernel_id": session["kernel"]["id"], "cells": cells, **(fields or {})}))
         ran = 0
         while True:
             msg = json.loads(await asyncio.wait_for(ws.read_message(), 180))

@@ -1,0 +1,146 @@
+"""Candidates that must agree (#28), in a real IPython shell against the scripted HTTP model.
+
+Each candidate really runs in the shell and is really rolled back: what one changes in place is
+not seen by the next, the winner's code is applied once, code with lasting effects runs once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+SETUP = ("import pandas as pd\nsurvey = pd.DataFrame({'answer': ['yes', 'Yes', 'no', 'YES', 'no'], "
+         "'x': [1, 2, 3]  + [4, 5]})\napplied = []")
+
+
+def py(code: str) -> str:
+    return f"Sure.\n```python\n{code}\n```\n"
+
+
+def ask(ip: Any, request: str, flags: str = "--candidates 3") -> Any:
+    flags += " --no-answer"
+    ip.run_cell(SETUP, store_history=True)
+    return ip.run_cell(f"%%ask {flags}\n{request}", store_history=True)
+
+
+def test_two_that_agree_stop_early_and_the_second_is_applied_once(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(
+        py("applied.append('first')\n(survey['answer'].str.lower() == 'yes').sum()"),
+        py("applied.append('second')\nint(survey['answer'].str.lower().eq('yes').sum())"),
+    )
+    assert ask(ip, "How many answered yes in survey, whatever the case?").success
+    out = capsys.readouterr().out
+    assert "◆ candidate 1 of 3: 3 — checking…" in out
+    assert "◆ candidate 2 of 3: 3 — agrees with 1" in out
+    assert "✓ done · 2 of 2 candidates agree" in out
+    assert len(model_server.requests) == 2  # stopped early: the third was never asked
+    first, second = model_server.requests
+    assert first.get("temperature", 0) == 0 and second["temperature"] == 0.7  # the others are sampled
+    # The candidate asked anew sees the request, not the first candidate's code.
+    assert "applied.append('first')" not in model_server.request_texts()[1]
+    # The first was rolled back, the second committed: applied once, nothing ran twice.
+    assert ip.user_ns["applied"] == ["second"]
+    assert "applied.append('second')" in ip.rl_next_input
+
+
+def test_candidates_that_disagree_are_shown_never_as_a_tick(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(
+        py("applied.append(76)\n76"),
+        py("applied.append(36)\n36"),
+        py("applied.append(12)\nprint(12)"),
+    )
+    result = ask(ip, "How many answered yes in survey?")
+    assert result.success  # the code ran: the cell does not fail, it says it is not sure
+    out = capsys.readouterr().out
+    assert "⚠ candidates disagree: 76 (1 of 3) vs 36 vs 12" in out
+    assert "✓ done" not in out
+    # No majority: the first candidate (asked at the user's temperature) is applied, once, run again.
+    assert ip.user_ns["applied"] == [76]
+    assert ip.rl_next_input.startswith("applied.append(76)")
+    outcome = ip.find_magic("ask").__self__.driver().last_outcome
+    groups = outcome.consensus.groups
+    assert [(g.shown, g.candidates) for g in groups] == [("76", (1,)), ("36", (2,)), ("12", (3,))]
+    assert groups[1].code == ("applied.append(36)\n36",)  # what "use this one" would apply
+
+
+def test_the_majority_wins_and_the_last_candidate_is_committed_when_it_is_of_it(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("applied.append(1)\n36"), py("applied.append(2)\n76"), py("applied.append(3)\n76.0"))
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert "⚠ candidates disagree: 76.0 (2 of 3) vs 36" in out  # the applied one's result
+    assert ip.user_ns["applied"] == [3]  # committed where it stood: not run again
+    assert len(model_server.requests) == 3
+
+
+def test_a_candidate_that_changes_a_frame_in_place_is_undone_before_the_next(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    doubling = py("survey['x'] = survey['x'] * 2\nsurvey['x'].sum()")
+    model_server.script(doubling, doubling)
+    assert ask(ip, "Double x in survey and give its total").success
+    out = capsys.readouterr().out
+    # Had the first stayed, the second would have doubled the doubled column: 60, not 30.
+    assert "candidate 2 of 3: 30 — agrees with 1" in out
+    assert list(ip.user_ns["survey"]["x"]) == [2, 4, 6, 8, 10]  # doubled once
+
+
+def test_a_candidate_that_raises_or_gives_no_code_is_not_counted(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("3"), py("1/0"), "It is 3.", py("answer = 3"))
+    assert ask(ip, "How many answered yes in survey?", "--candidates 4").success
+    out = capsys.readouterr().out
+    assert "candidate 2 of 4 raised ZeroDivisionError" in out and "not counted" in out
+    assert "candidate 3 of 4 gave no code: not counted" in out
+    # The last set a variable and showed nothing: its value, read in the kernel, is compared.
+    assert "candidate 4 of 4: 3 — agrees with 1" in out
+    assert "✓ done · 2 of 2 candidates agree (2 more did not run cleanly)" in out
+    assert ip.user_ns["answer"] == 3
+
+
+def test_code_with_lasting_effects_runs_once_as_one_candidate(
+        ip: Any, model_server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "report.txt"
+    model_server.script(py(f"open({str(target)!r}, 'a').write('row\\n')\nlen(survey)"))
+    assert ask(ip, "Write a report line and count the rows", "--candidates 3 --yes").success
+    out = capsys.readouterr().out
+    assert "✓ done · 1 candidate (has side effects)" in out
+    assert target.read_text() == "row\n"  # once
+    assert len(model_server.requests) == 1
+
+
+def test_a_figure_has_nothing_to_compare_and_is_one_candidate(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+                           "_ = plt.plot([1, 2])"))
+    assert ask(ip, "Plot x of survey").success
+    assert "✓ done · 1 candidate (nothing to compare)" in capsys.readouterr().out
+    assert len(model_server.requests) == 1
+
+
+def test_a_replay_applies_the_winner_and_never_votes_again(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("applied.append('a')\n3"), py("applied.append('b')\n3.0"))
+    assert ask(ip, "How many answered yes in survey?").success
+    assert len(model_server.requests) == 2
+    capsys.readouterr()
+    model_server.script()  # nothing to serve (and no request recorded): a model call would fail the run
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert not model_server.requests  # no new call
+    assert "replayed" in out and "candidate" not in out
+    assert ip.user_ns["applied"] == ["b"]  # the winner's code, once
+
+
+def test_candidates_out_of_range_are_a_usage_error(ip: Any, model_server: ScriptedOpenAIServer,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    for flags, said in (("--candidates 0", "at least 1"), ("--candidates 12", "at most 9")):
+        result = ask(ip, "count rows", flags)
+        assert not result.success
+        assert said in str(result.error_in_exec)
+    assert not model_server.requests

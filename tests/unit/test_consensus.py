@@ -1,0 +1,202 @@
+"""Candidates that must agree (#28): results compared, the vote driven in memory, the words shown.
+
+The kernel is played by canned results here; tests/integration/test_consensus_shell.py and the
+conformance tests run the same in real kernels through every driver."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_ai_ci.core.loop import agent_loop
+from jupyter_ai_ci.core.sameresult import key, same, shown
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.drivers.magic_view import RunView
+from jupyter_ai_ci.drivers.server.protocol import AskMessage, RequestRefused
+from jupyter_ai_ci.events import (
+    CallModel,
+    Checkpoint,
+    Commit,
+    ErrorInfo,
+    Execute,
+    ExecutionResult,
+    FailureNotes,
+    Inspect,
+    ModelReply,
+    Notice,
+    Outcome,
+    Rollback,
+    TransactionReport,
+    Usage,
+)
+from jupyter_ai_ci.run.summary import summarize
+from jupyter_ai_ci.tokens import estimate_usage
+
+
+@pytest.mark.parametrize("a, b", [
+    ("76", "76.0"), ("The count is 76", "76"), ("34.65", "34.6543"), ("np.int64(3)", "3"),
+    ("{'b': 2, 'a': 1.5}", "a    1.5\nb    2.0\ndtype: float64"),  # a dict and a Series, any order
+    ("'Male'", "Most common: male"), ("0.511", "0.5112"), ("nan", "NaN"),
+    ("yes    36\nno     40\nName: count, dtype: int64", "{'no': 40, 'yes': 36}"),
+])
+def test_the_same_answer_computed_two_ways_compares_equal(a: str, b: str) -> None:
+    assert same(key(shown([ExecutionResult(result=a)])), key(shown([ExecutionResult(result=b)])))
+
+
+@pytest.mark.parametrize("a, b", [
+    ("76", "36"), ("1000", "1004"), ("0.511", "51.1"), ("male", "female"), ("(1, 2)", "(1, 2, 3)"),
+    ("", ""),  # nothing shown: nothing to compare, never "the same"
+])
+def test_different_answers_do_not(a: str, b: str) -> None:
+    assert not same(key(a), key(b))
+
+
+def test_a_value_is_the_result_and_a_print_beside_it_is_commentary() -> None:
+    assert shown([ExecutionResult(output="loaded 891 rows\n", result="76")]) == "76"
+    assert shown([ExecutionResult(output="loaded\n"), ExecutionResult(output="76\n")]) == "loaded\n\n76\n"
+
+
+def py(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+class Kernel:
+    """Plays the driver: canned replies and results, and what the loop asked of it."""
+
+    def __init__(self, replies: list[str], results: list[ExecutionResult], notes: FailureNotes | None = None):
+        self.replies, self.results, self.notes = list(replies), list(results), notes
+        self.log: list[str] = []
+        self.calls: list[CallModel] = []
+
+    def run(self, request: str = "How many said yes in survey.csv?", **settings: Any) -> Outcome:
+        loop = agent_loop(request, "", LoopSettings(**{"candidates": 3, "answer": "never", **settings}))
+        sent: Any = None
+        try:
+            while True:
+                action = loop.send(sent)
+                sent = None
+                if isinstance(action, CallModel):
+                    self.calls.append(action)
+                    sent = ModelReply(self.replies.pop(0), usage=Usage(10, 5))
+                elif isinstance(action, Execute):
+                    self.log.append(f"run {action.attempt}")
+                    sent = self.results.pop(0)
+                elif isinstance(action, (Checkpoint, Rollback, Commit)):
+                    self.log.append(f"{type(action).__name__.lower()} {action.attempt}")
+                    sent = TransactionReport()
+                elif isinstance(action, Inspect):
+                    sent = self.notes or FailureNotes()
+                elif isinstance(action, Notice) and action.kind == "candidate":
+                    self.log.append(action.text)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+def test_the_first_two_agree_so_the_third_is_never_asked_and_the_second_is_committed() -> None:
+    k = Kernel([py("a"), py("b")], [ExecutionResult(result="76"), ExecutionResult(output="76\n")])
+    outcome = k.run()
+    assert k.log == ["checkpoint 1", "run 1", "candidate 1 of 3: 76 — checking…", "rollback 1",
+                     "checkpoint 2", "run 2", "candidate 2 of 3: 76 — agrees with 1", "commit 2"]
+    assert [c.purpose for c in k.calls] == ["first", "candidate"]
+    assert k.calls[1].temperature == 0.7 and k.calls[0].temperature is None
+    assert [c.code for c in outcome.cells] == ["b"]
+    assert outcome.requests == 2 and outcome.usage == Usage(20, 10)
+    facts = summarize(outcome)
+    assert facts.line() == "✓ done · 2 of 2 candidates agree · 30 tokens"
+
+
+def test_no_majority_applies_the_first_again_and_is_never_a_tick() -> None:
+    k = Kernel([py("a"), py("b"), py("c")], [ExecutionResult(result="76"), ExecutionResult(result="36"),
+                                             ExecutionResult(result="12"), ExecutionResult(result="76")])
+    outcome = k.run()
+    assert k.log[-5:] == ["rollback 3", "applying candidate 1 (1 of 3)", "checkpoint 4", "run 4", "commit 4"]
+    assert [c.code for c in outcome.cells] == ["a"]
+    assert summarize(outcome).line() == "⚠ candidates disagree: 76 (1 of 3) vs 36 vs 12 · 45 tokens"
+
+
+def test_a_tie_of_two_groups_goes_to_the_first_candidates() -> None:
+    k = Kernel([py("a"), py("b"), py("c"), py("d")],
+               [ExecutionResult(result=r) for r in ("76", "36", "36.0", "76.0", "76")])
+    outcome = k.run(candidates=4)
+    assert [c.code for c in outcome.cells] == ["d"]  # 76 (1 and 4) against 36 (2 and 3): the first's group
+    assert "commit 4" in k.log and "run 5" not in k.log  # the last run is of it: committed, not run again
+    assert summarize(outcome).what() == "candidates disagree: 76.0 (2 of 4) vs 36 (2)"
+
+
+def test_the_answer_in_words_says_it_is_not_sure() -> None:
+    k = Kernel([py("a"), py("b"), py("c"), "There are 76."],
+               [ExecutionResult(result=r) for r in ("76", "36", "12", "76")])
+    outcome = k.run(answer="always")
+    assert outcome.answer.endswith("⚠ Not sure: candidates disagree: 76 (1 of 3) vs 36 vs 12.")
+
+
+def test_a_variable_set_and_not_shown_is_read_in_the_kernel() -> None:
+    notes = FailureNotes(("answer: int = 76   (set by the failed code)",))
+    k = Kernel([py("answer = 76"), py("answer = 76")], [ExecutionResult(), ExecutionResult()], notes)
+    outcome = k.run()
+    assert summarize(outcome).what() == "done · 2 of 2 candidates agree"
+
+
+def test_lasting_effects_and_results_with_nothing_to_compare_are_one_candidate() -> None:
+    k = Kernel([py("import shutil\nshutil.rmtree('old')\n1")], [ExecutionResult(result="1")])
+    outcome = k.run(policy=LoopSettings().policy.__class__("auto"))
+    assert k.log == ["checkpoint 1", "run 1", "commit 1"] and len(k.calls) == 1
+    assert summarize(outcome).line() == "✓ done · 1 candidate (has side effects) · 15 tokens"
+    k = Kernel([py("plot()")], [ExecutionResult(displays=("<Figure size 640x480>",))])
+    assert summarize(k.run()).what() == "done · 1 candidate (nothing to compare)"
+
+
+def test_candidates_that_fail_are_not_counted_and_one_left_is_not_confirmed() -> None:
+    boom = ExecutionResult(error=ErrorInfo("ZeroDivisionError", "division by zero", ""))
+    k = Kernel([py("a"), "It is 76.", py("1/0")], [ExecutionResult(result="76"), boom, ExecutionResult(result="76")])
+    outcome = k.run()
+    assert "candidate 2 of 3 gave no code: not counted" in k.log
+    assert any(line.startswith("candidate 3 of 3 raised ZeroDivisionError") for line in k.log)
+    facts = summarize(outcome)
+    assert facts.line() == "⚠ done, not confirmed: 2 other candidates did not run cleanly · 45 tokens"
+    assert [c.code for c in outcome.cells] == ["a"]
+
+
+def test_the_token_budget_stops_asking_for_candidates() -> None:
+    first = next(agent_loop("How many said yes in survey.csv?", "", LoopSettings()))
+    assert isinstance(first, CallModel)
+    need = sum(estimate_usage(m.content) for m in first.messages)
+    k = Kernel([py("a")], [ExecutionResult(result="76"), ExecutionResult(result="76")])
+    outcome = k.run(token_budget=need + 5)  # the first call fits; after its 15 tokens the next does not
+    assert len(k.calls) == 1
+    assert any("not asked: the token budget" in line for line in k.log)
+    assert [c.code for c in outcome.cells] == ["a"]
+
+
+def test_one_candidate_and_no_run_do_not_vote() -> None:
+    k = Kernel([py("a")], [ExecutionResult(result="76")])
+    outcome = k.run(candidates=1)
+    assert outcome.consensus is None and k.log == ["checkpoint 1", "run 1", "commit 1"]
+    assert Kernel([py("a")], []).run(run=False).consensus is None
+
+
+def test_the_magic_view_titles_each_candidate_by_its_result() -> None:
+    view = RunView("m")
+    for number, result in ((1, "76"), (2, "36")):
+        view.started(CallModel((), "first" if number == 1 else "candidate"))
+        view.current.text, view.current.streaming = py("n"), False  # type: ignore[union-attr]
+        view.notice(Notice("attempt", "", attempt=number))
+        view.current.blocks.append(("n", ExecutionResult(result=result)))  # type: ignore[union-attr]
+        view.notice(Notice("candidate", f"candidate {number} of 3: {result} — "
+                           + ("checking…" if number == 1 else "differs"), attempt=number))
+    view.notice(Notice("candidate", "applying candidate 1 (1 of 2)", attempt=3))
+    view.notice(Notice("attempt", "", attempt=3))
+    view.current.blocks.append(("n", ExecutionResult(result="76")))  # type: ignore[union-attr]
+    view.final = "⚠ candidates disagree: 76 (1 of 2) vs 36"
+    assert view.text().splitlines() == ["⚠ candidates disagree: 76 (1 of 2) vs 36",
+                                        "  ◆ candidate 1 of 3: 76", "  ◆ candidate 2 of 3: 36 — differs",
+                                        "  ◆ applying candidate 1 (1 of 2)"]
+
+
+@pytest.mark.parametrize("value", [0, 10, True, "3", 2.0])
+def test_the_panel_cannot_ask_for_a_count_out_of_range(value: Any) -> None:
+    msg = {"request": "count", "path": "a.ipynb", "kernel_id": "k", "candidates": value}
+    with pytest.raises(RequestRefused, match="candidates must be a whole number from 1 to 9"):
+        AskMessage.parse(msg, ["m"])
+    assert AskMessage.parse({**msg, "candidates": 3}, ["m"]).candidates == 3
