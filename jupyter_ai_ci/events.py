@@ -291,6 +291,7 @@ class Consensus:
     groups: tuple[Group, ...] = ()
     failed: int = 0  # candidates that gave no code, raised or were refused: not counted
     note: str = ""
+    chosen: int = 0  # a person chose this candidate over the vote ("use this one"; 0: nobody did)
 
     @property
     def counted(self) -> int:
@@ -303,8 +304,9 @@ class Consensus:
 
     @property
     def sure(self) -> bool:
-        """Shown with a plain ✓: agreed, or one candidate by design (side effects, nothing to compare)."""
-        return self.agreed or (self.counted <= 1 and not self.failed and bool(self.note))
+        """Shown with a plain ✓: agreed, one candidate by design (side effects, nothing to compare),
+        or the one a person chose."""
+        return self.agreed or bool(self.chosen) or (self.counted <= 1 and not self.failed and bool(self.note))
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,8 @@ def sureness(c: Consensus) -> str:
     """How sure, in the words every driver shows: ``3 of 3 candidates agree``, ``candidates
     disagree: 76 (2 of 3) vs 36``, ``1 candidate (has side effects)``."""
     n, groups = c.counted, c.groups
+    if c.chosen:
+        return f"candidate {c.chosen} applied, chosen by you"
     if c.note:
         return f"1 candidate ({c.note})"
     if c.agreed:

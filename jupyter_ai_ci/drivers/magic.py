@@ -137,7 +137,7 @@ class MagicDriver:
         self._checked(args)
         options = Options(retries=args.retries, steps=args.steps, run=not args.no_run, model=args.model,
                           regenerate=args.regenerate, new=args.new and not args.show_context, yes=args.yes,
-                          answer=args.answer, candidates=args.candidates)
+                          answer=args.answer, candidates=args.candidates, use=args.use)
         reporter = self._reporter()
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
@@ -238,13 +238,19 @@ class MagicDriver:
         if outcome.status in ("success", "not-run"):
             where = self._insert(result)
         shown = f"{line} · {where}" if where else line
+        vote = outcome.consensus
+        others = [(g.candidates[0], g.shown, g.count, g.code) for g in vote.groups[1:]] \
+            if vote is not None and outcome.status == "success" else []
         if isinstance(reporter, RichReporter):
-            reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "")
+            reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "", others)
         else:
             if outcome.status == "failed" and outcome.last_error is not None:
                 print(outcome.last_error.traceback, file=sys.stderr)  # the terminal shows no sections
             if outcome.status in ("success", "answered", "not-run"):
                 print(shown)
+            for number, value, count, _ in others:
+                print(f"  other result: {value} ({count} of {vote.counted if vote else 0}) — "
+                      f"%%ask --use {number} applies it")
         if outcome.status == "refused":
             raise PolicyRefused(outcome.reason)
         if outcome.status == "over-budget":
@@ -262,7 +268,7 @@ class MagicDriver:
     def _insert(self, result: Result) -> str:
         """Put the cells in the notebook; say where they went."""
         outcome = result.outcome
-        if frontend_info(self.shell) is None and outcome.requests == 0:
+        if frontend_info(self.shell) is None and result.replayed:
             # A replay where nobody can say which cells the notebook holds (nbclient, VS Code):
             # the generated cells, if any, follow and are known by their code (notebook/once.py).
             self._applied(outcome, ())

@@ -83,6 +83,9 @@ class AskMagics(Magics, AICISettings):
     @argument("--candidates", type=int, default=None, metavar="K",
               help="candidates that must agree: up to K solutions run and are compared, the largest "
                    "group's applied (default 1: AICISettings.candidates)")
+    @argument("--use", type=int, default=None, metavar="N",
+              help="use this one: apply candidate N of this request's last vote instead of the one the "
+                   "vote applied (no model call; its cells replace the applied ones)")
     @argument("--no-run", action="store_true", help="insert the code without running it")
     @argument("--answer", dest="answer", action="store_const", const=True, default=None,
               help="end with an answer in words from the model, which has seen the output "
@@ -105,7 +108,8 @@ class AskMagics(Magics, AICISettings):
 
         Usage::
 
-            %%ask [--retries N] [--model NAME] [--steps N] [--candidates K] [--no-run] [--answer | --no-answer]
+            %%ask [--retries N] [--model NAME] [--steps N] [--candidates K] [--use N] [--no-run]
+                  [--answer | --no-answer]
                   [--new] [--regenerate] [--yes] [--show-context]
             Load sales.csv and plot total revenue per region
 

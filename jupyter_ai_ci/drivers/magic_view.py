@@ -135,6 +135,8 @@ class RunView:
         self.notes: list[str] = []  # about the whole run: context, replay, steps
         self.final = ""  # the one-line status, once the run is over
         self.answer = ""
+        # The other results of candidates that disagreed: (candidate number, result, how many, code).
+        self.others: list[tuple[int, str, int, tuple[str, ...]]] = []
 
     @property
     def current(self) -> Section | None:
@@ -194,6 +196,8 @@ class RunView:
             lines += [f"    {note}" for note in section.notes]
         if not self.final and self.current is not None:
             lines += [f"    {note}" for note in self.current.notes]
+        for number, shown, count, _ in self.others:
+            lines.append(f"  other result: {shown} ({_of(count)}) — %%ask --use {number} applies it")
         if self.answer:
             lines += ["", self.answer]
         return "\n".join(lines)
@@ -215,6 +219,10 @@ class RunView:
             head = f'<span style="{ERROR}">{head}</span>'
         parts = ['<div class="aici-ask-run">', f"<details{'' if done else ' open'}>",
                  f"<summary><b>{head}</b></summary>", '<div style="margin-left:1.2em">', *body, "</div></details>"]
+        for number, shown, count, code in self.others:  # side by side with the applied one, a click away
+            parts.append(f'<details class="aici-ask-other"><summary>other result: <b>{html.escape(shown)}</b> '
+                         f'({_of(count)}) — <code>%%ask --use {number}</code> applies it</summary>'
+                         f'{pre_html(chr(10).join(code))}</details>')
         if self.answer:
             parts.append(f'<div class="aici-ask-answer">{markdown_html(self.answer)}</div>')
         parts.append("</div>")
@@ -222,6 +230,19 @@ class RunView:
 
     def bundle(self) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self.html()}
+
+    def metadata(self) -> dict[str, Any]:
+        """The display's metadata: the labextension puts a "use this one" button under the cell
+        for each other result (labextension/src/candidates.ts)."""
+        if not self.others:
+            return METADATA
+        others = [{"candidate": n, "shown": shown, "count": count} for n, shown, count, _ in self.others]
+        sure = not self.final.startswith("⚠")  # a person chose: the others are options, not doubts
+        return {"jupyter_ai_ci": {**METADATA["jupyter_ai_ci"], "others": others, "sure": sure}}
+
+
+def _of(count: int) -> str:
+    return f"{count} candidate{'' if count == 1 else 's'}"
 
 
 class RichReporter:
@@ -249,9 +270,9 @@ class RichReporter:
             return
         self.last = now
         if self.handle is None:
-            self.handle = self.display(self.view.bundle(), raw=True, display_id=True, metadata=METADATA)
+            self.handle = self.display(self.view.bundle(), raw=True, display_id=True, metadata=self.view.metadata())
         else:
-            self.handle.update(self.view.bundle(), raw=True, metadata=METADATA)
+            self.handle.update(self.view.bundle(), raw=True, metadata=self.view.metadata())
 
     def say(self, text: str) -> None:
         """Lines the approver asks with (its question is on stdin, below this output)."""
@@ -302,7 +323,9 @@ class RichReporter:
                 section.failed = result.error.one_line()
         self.refresh()
 
-    def finish(self, line: str, answer: str = "") -> None:
+    def finish(self, line: str, answer: str = "", others: list[tuple[int, str, int, tuple[str, ...]]] | None = None
+               ) -> None:
+        self.view.others = others or []
         self.view.final = line
         self.view.answer = answer.strip()
         self.refresh(force=True)

@@ -28,7 +28,7 @@ from jupyter_ai_ci.events import CallModel, LoopGen, Message, Notice, Outcome
 from jupyter_ai_ci.model.client import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outcome, replaying
 from jupyter_ai_ci.notebook.sinks import provenance
-from jupyter_ai_ci.run import lookup
+from jupyter_ai_ci.run import choose, lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
 from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched
@@ -48,6 +48,7 @@ class Options:
     yes: bool = False  # approve what the policy would ask about
     answer: bool | None = None  # end with an answer in words; None: the settings' rule
     candidates: int | None = None  # candidates that must agree; None: the settings' value
+    use: int | None = None  # apply this candidate of the request's last vote ("use this one": run/choose.py)
 
 
 @dataclass
@@ -102,7 +103,9 @@ class Run:
         self.session, self.options, self.thread, self.source = session, options, thread, source
         # The generated cells the notebook already holds for this request (docs/reproducibility.md:
         # the cells are the code).  --regenerate asks the model whatever they hold.
-        self.held_by = () if options.regenerate else tuple(held_by)
+        self.held_by = () if options.regenerate or options.use is not None else tuple(held_by)
+        # "Use this one": the vote kept from the request's last run, and the group chosen of it.
+        self.choice = choose.chosen(session.vote(thread, request), options.use) if options.use is not None else None
         s = session.settings
         budget, budget_words = session.token_budget()
         if options.new:
@@ -199,7 +202,7 @@ class Run:
             # c.ipynb and d.ipynb asks for each (c's code, replayed into d, used c's names).
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
-            self.record = None if self.options.regenerate else record
+            self.record = None if self.options.regenerate or self.choice else record
         # Relative writes are judged from where the kernel is now, not where its notebook is.
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
@@ -207,8 +210,12 @@ class Run:
                                 needs_code=self.settings.run and about_data(self.request, snapshot.named),
                                 # The record holds the winner's code alone: a replay never votes again.
                                 candidates=1 if self.record is not None else self.settings.candidates)
+        if self.choice is not None:  # no retries: the person chose this code, not a fix of it
+            self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
         loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
-        if self.held_by:
+        if self.choice is not None:
+            loop = choose.applying(loop, *self.choice, self.options.use or 0)
+        elif self.held_by:
             loop.close()
             first = self._first_time()
             loop = held_in_cells(len(self.held_by), first.answer, first.unanswered)
@@ -261,7 +268,8 @@ class Run:
         # with every secret the run was told of.
         self.secrets = self._known_now()
         shown = self.shown = mask_secrets(self.request, self.secrets)
-        if self.store is not None and outcome.status in KEEPABLE and outcome.requests:
+        self.session.keep_vote(self.thread, self.request, outcome.consensus)
+        if self.store is not None and outcome.status in KEEPABLE and (outcome.requests or self.choice):
             self.store.put(record_from_outcome(self.key, shown, outcome, self.endpoint.model, self.endpoint.host))
         elif self.store is not None and replayed and self.record is not None and self.record.unverified \
                 and outcome.status == "success" and outcome.attempts and self.vouching is not None \

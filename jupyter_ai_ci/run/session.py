@@ -13,7 +13,7 @@ from collections.abc import Callable
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.core.usage import UsageLog
 from jupyter_ai_ci.errors import BudgetExceeded
-from jupyter_ai_ci.events import Message, Outcome
+from jupyter_ai_ci.events import Consensus, Message, Outcome
 from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, ModelClient, OpenAIClient
 
 # Outcomes worth remembering and replaying: not failures, refusals or budget stops.
@@ -29,6 +29,19 @@ class Session:
         self.usage = UsageLog()
         self._conversations: dict[str, list[Message]] = {}
         self._clients: dict[Endpoint, OpenAIClient] = {}
+        # The last vote whose candidates disagreed, per thread and request: "use this one" applies
+        # one of its other groups (``Options.use``).  Kept in memory only, like the conversation.
+        self._votes: dict[tuple[str, str], Consensus] = {}
+
+    def keep_vote(self, thread: str, request: str, consensus: Consensus | None) -> None:
+        key = (thread, request.strip())
+        if consensus is not None and len(consensus.groups) > 1:
+            self._votes[key] = consensus
+        elif consensus is None or not consensus.chosen:  # asked anew: its old vote is gone
+            self._votes.pop(key, None)
+
+    def vote(self, thread: str, request: str) -> Consensus | None:
+        return self._votes.get((thread, request.strip()))
 
     def conversation(self, thread: str = "") -> list[Message]:
         return self._conversations.setdefault(thread, [])

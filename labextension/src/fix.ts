@@ -117,10 +117,11 @@ export async function runScratch(panel: NotebookPanel, req: IExecuteRequest): Pr
   }
 }
 
-function button(label: string, title: string, onClick: () => void): HTMLButtonElement {
+/** A small button for a bar under a cell's outputs; ``kind`` names its class (jp-aici-KIND-action). */
+export function button(label: string, title: string, onClick: () => void, kind = label.toLowerCase()): HTMLButtonElement {
   const b = document.createElement('button');
   b.type = 'button';
-  b.className = `jp-Button jp-mod-styled jp-mod-minimal jp-aici-${label.toLowerCase()}-action`;
+  b.className = `jp-Button jp-mod-styled jp-mod-minimal jp-aici-${kind}-action`;
   b.textContent = label;
   b.title = title;
   b.addEventListener('click', ev => {
@@ -131,11 +132,7 @@ function button(label: string, title: string, onClick: () => void): HTMLButtonEl
 }
 
 /** Keep a Fix / Explain bar under the outputs of each code cell that holds an error. */
-function fit(panel: NotebookPanel, cell: Cell, act: FixHandler, seen: WeakSet<Cell>): void {
-  if (!(cell instanceof CodeCell) || seen.has(cell)) {
-    return;
-  }
-  seen.add(cell);
+function fit(panel: NotebookPanel, cell: CodeCell, act: FixHandler): void {
   const update = () => {
     const bar = cell.node.querySelector(`:scope > .${BAR}`);
     if (errorOf(cell) && !bar && !cell.isDisposed) {
@@ -160,9 +157,20 @@ function fit(panel: NotebookPanel, cell: Cell, act: FixHandler, seen: WeakSet<Ce
 
 /** Give every notebook's failed cells the Fix action, now and later. */
 export function watchErrors(tracker: INotebookTracker, act: FixHandler): void {
+  watchCodeCells(tracker, (panel, cell) => fit(panel, cell, act));
+}
+
+/** Call ``fitCell`` once for every code cell of every notebook, now and later. */
+export function watchCodeCells(tracker: INotebookTracker, fitCell: (panel: NotebookPanel, cell: CodeCell) => void): void {
   const seen = new WeakSet<Cell>();
+  const fitOnce = (panel: NotebookPanel, cell: Cell) => {
+    if (cell instanceof CodeCell && !seen.has(cell)) {
+      seen.add(cell);
+      fitCell(panel, cell);
+    }
+  };
   const watch = (panel: NotebookPanel) => {
-    const all = () => panel.content.widgets.forEach(cell => fit(panel, cell, act, seen));
+    const all = () => panel.content.widgets.forEach(cell => fitOnce(panel, cell));
     // Cell widgets are made after the model's change: fitted a frame later.
     const soon = () => requestAnimationFrame(all);
     panel.content.modelChanged.connect(() => {

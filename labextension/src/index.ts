@@ -8,6 +8,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 
 import { connectNotebooks } from './comm';
+import { watchCandidates } from './candidates';
 import { FixHandler, FixKind, watchErrors } from './fix';
 import { openRunSocket, requestAPI } from './handler';
 import { ChatModel } from './model';
@@ -61,6 +62,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       model.fix(kind, panel.context.path, cellId);
     };
     watchErrors(tracker, act);
+    watchCandidates(tracker);
     for (const kind of ['fix', 'explain'] as FixKind[]) {
       const command = `jupyter-ai-ci:${kind}-cell`;
       app.commands.addCommand(command, {

@@ -144,3 +144,38 @@ def test_candidates_out_of_range_are_a_usage_error(ip: Any, model_server: Script
         assert not result.success
         assert said in str(result.error_in_exec)
     assert not model_server.requests
+
+
+def test_use_this_one_applies_another_candidate_once_with_no_model_call_and_replays_it(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("n = 76\napplied.append(n)\nn"), py("n = 36\napplied.append(n)\nn"),
+                        py("n = 12\nprint(n)"))
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert "other result: 36 (1 of 3) — %%ask --use 2 applies it" in out
+    assert "other result: 12 (1 of 3) — %%ask --use 3 applies it" in out
+    model_server.script()  # no model call from here on
+    result = ip.run_cell("%%ask --use 2 --no-answer\nHow many answered yes in survey?", store_history=True)
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert "✓ done · candidate 2 applied, chosen by you" in out
+    assert "other result: 76 (1 of 3) — %%ask --use 1 applies it" in out  # and back again
+    assert not model_server.requests
+    assert ip.user_ns["n"] == 36 and ip.user_ns["applied"] == [76, 36]  # on the kernel as it was: once
+    assert ip.rl_next_input == "n = 36\napplied.append(n)\nn"
+    # The choice is what replays: a fresh run of the request applies candidate 2's code.
+    ip.run_cell("%%ask --no-answer\nHow many answered yes in survey?", store_history=True)
+    assert "replayed" in capsys.readouterr().out and not model_server.requests
+    assert ip.user_ns["n"] == 36
+
+
+def test_use_with_no_vote_or_an_unknown_candidate_is_one_line(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    result = ip.run_cell("%%ask --use 2\nHow many answered yes in survey?")
+    assert "no candidates of this request to choose from" in str(result.error_in_exec)
+    model_server.script(py("76"), py("36"), py("12"))
+    assert ask(ip, "How many answered yes in survey?").success
+    result = ip.run_cell("%%ask --use 5\nHow many answered yes in survey?")
+    assert "candidate 5 is not one this request ran cleanly; choose one of 1 (76), 2 (36), 3 (12)" \
+        in str(result.error_in_exec)
+    assert len(model_server.requests) == 3

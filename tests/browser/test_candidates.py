@@ -1,0 +1,88 @@
+"""Candidates that disagree, and "use this one", in JupyterLab and in Notebook 7 (#28).
+
+``%%ask --candidates 3`` gets three results (76, 36, 12): the cell says it is not sure
+(never a plain ✓) and shows a "Use …" button for each other result.  A click runs the
+cell again as ``%%ask --use 2``: candidate 2's code is applied once, with no model call,
+its generated cell takes the place of the applied one's, and the cell says who chose.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from labutil import make_notebook, open_notebook, wait_idle
+from test_chat_panel import picture
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+ASK = "%%ask --candidates 3 --no-answer\nHow many answers in survey say yes?"
+
+
+def py(n: int) -> Reply:
+    return Reply(f"```python\nn = {n}\nruns.append(n)\nn\n```")
+
+
+def source(cell: Any) -> str:
+    return str(cell.locator(".jp-InputArea-editor .cm-content").inner_text())
+
+
+@pytest.mark.parametrize("frontend", ["lab", "notebook7"])
+def test_disagreement_shows_the_other_results_and_use_this_one_applies_one(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
+    if frontend == "notebook7":
+        pytest.importorskip("notebook", minversion="7")
+    (lab["root"] / frontend).mkdir(exist_ok=True)
+    model.script(py(76), py(36), py(12))
+    name = make_notebook(lab, f"{frontend}/vote.ipynb", ["%load_ext jupyter_ai_ci\nruns = []", ASK,
+                                                         "print('runs =', runs)"])
+    open_notebook(page, lab, name, notebook7=frontend == "notebook7")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")  # the %%ask cell
+    ask = cells.nth(1)
+    bar = ask.locator(".jp-aici-usebar")
+    bar.wait_for(state="visible", timeout=90_000)
+    wait_idle(page)
+    status = ask.locator(".jp-OutputArea").inner_text()
+    assert "candidates disagree: 76 (1 of 3) vs 36 vs 12" in status and "✓" not in status.splitlines()[0]
+    assert [b.inner_text() for b in bar.locator("button").all()] == ["Use 36", "Use 12"]
+    assert bar.locator(".jp-aici-uselabel").inner_text() == "Not sure — other results:"
+    assert ask.locator(".jp-aici-fixbar").count() == 0
+    generated = cells.nth(2)
+    assert source(generated).startswith("n = 76")
+    picture(page, f"candidates-{frontend}.png")
+
+    # Use 36: no model call; the generated cell now holds candidate 2's code, run once.
+    bar.locator("button", has_text="Use 36").click()
+    page.wait_for_function(
+        "[...document.querySelectorAll('.jp-Notebook .jp-Cell')].some(c => c.innerText.includes('chosen by you'))",
+        timeout=60_000)
+    wait_idle(page)
+    assert len(model.requests) == 3 and model.misses == []
+    status = ask.locator(".jp-OutputArea").inner_text()
+    assert "✓ done · candidate 2 applied, chosen by you" in status
+    assert [b.inner_text() for b in ask.locator(".jp-aici-usebar button").all()] == ["Use 76", "Use 12"]
+    assert ask.locator(".jp-aici-uselabel").inner_text() == "Other results:"  # chosen: no longer a doubt
+    assert source(ask).startswith("%%ask --candidates 3")  # the cell's own source is untouched
+    assert cells.count() == 4  # replaced, not added
+    assert source(cells.nth(2)).startswith("n = 36")
+    assert re.search(r"\b36\b", cells.nth(2).locator(".jp-OutputArea").inner_text())
+    picture(page, f"candidates-used-{frontend}.png")
+
+    # The kernel ran candidate 2's code once on top of the applied one (76 was committed).
+    check = cells.nth(3)
+    check.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    check.locator(".jp-OutputArea:has-text('runs =')").wait_for()
+    assert check.locator(".jp-OutputArea").inner_text().strip() == "runs = [76, 36]"
+
+    # Saved: the generated cell is candidate 2's, linked to its %%ask cell.
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1000)
+    nb = json.loads((lab["root"] / name).read_text())
+    assert "".join(nb["cells"][2]["source"]).startswith("n = 36")
+    assert nb["cells"][2]["metadata"]["jupyter_ai_ci"]["ask_cell_id"] == nb["cells"][1]["id"]
