@@ -23,6 +23,9 @@ import {
 import { finish, fromHistory, show } from './transcript';
 
 const PICKED_KEY = 'jupyter-ai-ci:model';
+const CANDIDATES_KEY = 'jupyter-ai-ci:candidates';
+/** The "Check" picker's choices: candidates that must agree (1: no vote). */
+export const CANDIDATE_CHOICES = [1, 2, 3, 5];
 
 export class ChatModel {
   constructor(
@@ -31,6 +34,18 @@ export class ChatModel {
     private readonly storage: Pick<Storage, 'getItem' | 'setItem'> | null = null
   ) {
     this._picked = storage?.getItem(PICKED_KEY) ?? null;
+    const k = Number(storage?.getItem(CANDIDATES_KEY));
+    this._candidates = CANDIDATE_CHOICES.includes(k) ? k : null;
+  }
+
+  /** Candidates that must agree for the next request: the one picked, else the server's default. */
+  get candidates(): number {
+    return this._candidates ?? this._config?.candidates ?? 1;
+  }
+  set candidates(k: number) {
+    this._candidates = k;
+    this.storage?.setItem(CANDIDATES_KEY, String(k));
+    this._changed.emit();
   }
 
   get changed(): ISignal<this, void> {
@@ -123,6 +138,17 @@ export class ChatModel {
     }
   }
 
+  /**
+   * "Use this one": apply candidate ``candidate`` of the vote that ended with ``entry`` (a
+   * ``done`` entry with other results).  No model call; its cells take the applied ones' place.
+   */
+  use(entry: Entry, candidate: number): void {
+    if (entry.kind === 'done' && entry.asked) {
+      const { request, path } = entry.asked;
+      this._ask(request, false, path, this._runCells(path, entry), candidate);
+    }
+  }
+
   /** The cells the run that ended with ``done`` inserted, from its code entries. */
   private _runCells(path: string, done: Entry): string[] {
     const chat = this._chat(path);
@@ -134,7 +160,7 @@ export class ChatModel {
     return chat.slice(start, end).flatMap(e => (e.kind === 'code' && e.cellId ? [e.cellId] : []));
   }
 
-  private _ask(text: string, regenerate: boolean, path?: string, replacing: string[] = []): void {
+  private _ask(text: string, regenerate: boolean, path?: string, replacing: string[] = [], use?: number): void {
     const request = text.trim();
     if (!request || this.busy) {
       return;
@@ -165,7 +191,9 @@ export class ChatModel {
           cells: target.cells,
           new: fresh,
           ...(model !== null ? { model } : {}),
-          ...(regenerate ? { regenerate: true } : {})
+          ...(regenerate ? { regenerate: true } : {}),
+          ...(use !== undefined ? { use } : {}),
+          ...(this._candidates !== null ? { candidates: this._candidates } : {})
         })
       )
     );
@@ -362,7 +390,8 @@ export class ChatModel {
         this._provenance(msg);
         return;
       case 'done':
-        this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens), msg.tokens, msg.session);
+        this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens), msg.tokens, msg.session,
+          msg.consensus);
         return;
       default: {
         const target = this._target;
@@ -406,7 +435,8 @@ export class ChatModel {
     replayed = false,
     live = false,
     tokens?: unknown,
-    session?: unknown
+    session?: unknown,
+    consensus?: unknown
   ): void {
     const target = this._target;
     if (!target) {
@@ -421,7 +451,9 @@ export class ChatModel {
       String(status),
       message,
       tokens,
-      replayed ? { request: this._request, path: target.path, live } : undefined
+      replayed ? { request: this._request, path: target.path, live } : undefined,
+      consensus,
+      { request: this._request, path: target.path }
     );
     if (status === 'success' && this._replacing.length > 0) {
       target.retire(this._replacing); // a failed regeneration leaves them
@@ -438,6 +470,7 @@ export class ChatModel {
   private _fresh = new Set<string>();
   private _path: string | null = null;
   private _picked: string | null;
+  private _candidates: number | null;
   private _request = '';
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;

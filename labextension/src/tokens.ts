@@ -25,6 +25,8 @@ export interface IServerConfig {
   configured: boolean;
   /** The picker's choices, the server's default first. */
   models?: IOfferedModel[];
+  /** Candidates that must agree, by default (AICISettings.candidates). */
+  candidates?: number;
 }
 
 /** A cell as context for the model: its source and a text of its outputs. */
@@ -116,7 +118,17 @@ export type ServerMessage =
       tokens?: unknown;
       /** This panel session's usage so far (untrusted until checked). */
       session?: unknown;
+      /** Candidates that must agree: how sure, each group's result and code (untrusted). */
+      consensus?: unknown;
     };
+
+/** A result the candidates' vote did not apply: "use this one" applies it (``model.use``). */
+export interface IOtherResult {
+  candidate: number;
+  shown: string;
+  count: number;
+  code: string;
+}
 
 /** What this panel's session has used so far, as the server counts it. */
 export interface ISessionUsage {
@@ -151,6 +163,11 @@ export type Entry =
       tokens?: { prompt: number; completion: number };
       /** Set when the run was replayed: what "Regenerate" asks again, and where. */
       replayed?: { request: string; path: string; live: boolean };
+      /** The other results of candidates that disagreed, and the request they answer. */
+      others?: IOtherResult[];
+      asked?: { request: string; path: string };
+      /** The candidates disagreed (or none confirmed the result): shown as a warning, not a ✓. */
+      unsure?: boolean;
     }
   | { kind: 'error'; text: string }
   | {

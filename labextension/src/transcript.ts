@@ -4,7 +4,7 @@
  * is reloaded.  No DOM, no notebook: only ``Entry`` lists.
  */
 import { CELL_ID, isPlainObject, parseTokens } from './parse';
-import { Entry, ServerMessage } from './tokens';
+import { Entry, IOtherResult, ServerMessage } from './tokens';
 
 /** Apply one message that only changes what is shown; false for messages it does not show. */
 export function show(entries: Entry[], msg: ServerMessage, path: string): boolean {
@@ -101,7 +101,9 @@ export function finish(
   status: string,
   message: unknown,
   tokens?: unknown,
-  replayed?: { request: string; path: string; live: boolean }
+  replayed?: { request: string; path: string; live: boolean },
+  consensus?: unknown,
+  asked?: { request: string; path: string }
 ): void {
   // A model call of this run that never answered: a stopped one (last), or a failed answer in
   // words that a note follows (found in review: its "…" stayed for good).
@@ -127,13 +129,33 @@ export function finish(
     return;
   }
   const used = parseTokens(tokens);
+  const others = otherResults(consensus);
   entries.push({
     kind: 'done',
     text,
     status: String(status),
     ...(used && used.prompt + used.completion > 0 ? { tokens: used } : {}),
-    ...(replayed ? { replayed } : {})
+    ...(replayed ? { replayed } : {}),
+    ...(others.length > 0 && asked ? { others, asked } : {}),
+    ...(isPlainObject(consensus) && consensus.sure === false ? { unsure: true } : {})
   });
+}
+
+/** The results the vote did not apply, from the done message's ``consensus`` (untrusted). */
+function otherResults(consensus: unknown): IOtherResult[] {
+  const groups = isPlainObject(consensus) && Array.isArray(consensus.groups) ? consensus.groups.slice(1) : [];
+  return groups.flatMap(g =>
+    isPlainObject(g) && Array.isArray(g.candidates) && typeof g.candidates[0] === 'number'
+      ? [
+          {
+            candidate: g.candidates[0] as number,
+            shown: String(g.shown ?? ''),
+            count: g.candidates.length,
+            code: Array.isArray(g.code) ? g.code.map(String).join('\n\n') : ''
+          }
+        ]
+      : []
+  );
 }
 
 /**

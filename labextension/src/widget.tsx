@@ -7,7 +7,7 @@ import React, { useLayoutEffect, useRef, useState } from 'react';
 
 import { FixView } from './fixview';
 import { CodeBlock, Highlighter, Markdown, MarkdownRenderer, splitFences } from './markdown';
-import { ChatModel } from './model';
+import { CANDIDATE_CHOICES, ChatModel } from './model';
 import { Entry, ISessionUsage, PANEL_ID } from './tokens';
 
 export { Highlighter, MarkdownRenderer } from './markdown';
@@ -154,7 +154,7 @@ function EntryView(props: {
       return <div className="jp-aici-entry jp-aici-notice">{e.text}</div>;
     case 'done':
       return (
-        <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}`}>
+        <div className={`jp-aici-entry jp-aici-done jp-aici-status-${e.status}${e.unsure ? ' jp-aici-unsure' : ''}`}>
           {e.text}
           {e.tokens && (
             // The line above already says the total: this one splits it.
@@ -163,6 +163,29 @@ function EntryView(props: {
               title={`This request: ${e.tokens.prompt} prompt + ${e.tokens.completion} completion tokens`}
             >
               {compact(e.tokens.prompt)} in · {compact(e.tokens.completion)} out
+            </div>
+          )}
+          {e.others && (
+            <div className="jp-aici-others">
+              {e.others.map(o => (
+                <details key={o.candidate} className="jp-aici-other">
+                  <summary>
+                    other result: <b>{o.shown}</b> ({o.count} candidate{o.count === 1 ? '' : 's'})
+                    {props.last && !props.model.busy && (
+                      <Button minimal className="jp-aici-use"
+                        title={`Apply candidate ${o.candidate}'s code instead: it runs once, no model call, and replaces the cells above`}
+                        onClick={ev => {
+                          ev.preventDefault();
+                          props.model.use(e, o.candidate);
+                        }}
+                      >
+                        Use this one
+                      </Button>
+                    )}
+                  </summary>
+                  <CodeBlock code={o.code} highlight={props.renderers.highlight} />
+                </details>
+              ))}
             </div>
           )}
           {e.replayed && (
@@ -296,6 +319,27 @@ function ModelPicker(props: { model: ChatModel }): JSX.Element {
   );
 }
 
+/** Candidates that must agree: one answer, or K whose results are compared. */
+function CandidatesPicker(props: { model: ChatModel }): JSX.Element {
+  const model = props.model;
+  return (
+    <HTMLSelect
+      className="jp-aici-candidates"
+      title="Candidates that must agree: each runs and is rolled back, their results are compared, and the largest group's code is applied once; disagreement is shown, never a plain ✓"
+      aria-label="Candidates"
+      disabled={model.busy}
+      value={String(model.candidates)}
+      onChange={ev => (model.candidates = Number(ev.target.value))}
+    >
+      {CANDIDATE_CHOICES.map(k => (
+        <option key={k} value={String(k)}>
+          {k === 1 ? 'one answer' : `${k} candidates must agree`}
+        </option>
+      ))}
+    </HTMLSelect>
+  );
+}
+
 /** Keep the newest message in view while it streams, unless the user scrolled up to read. */
 function useFollow(): React.RefObject<HTMLDivElement> {
   const ref = useRef<HTMLDivElement>(null);
@@ -340,6 +384,9 @@ function ChatView(props: { model: ChatModel; renderers: IRenderers }): JSX.Eleme
         <label className="jp-aici-model-row">
           Model: <ModelPicker model={model} />
           {config && !config.configured && <span> (no endpoint configured)</span>}
+        </label>
+        <label className="jp-aici-model-row">
+          Check: <CandidatesPicker model={model} />
         </label>
         <div className="jp-aici-notebook">Notebook: {model.notebookName ?? 'none open'}</div>
         {model.configError && <div className="jp-aici-error">{model.configError}</div>}

@@ -86,3 +86,40 @@ def test_disagreement_shows_the_other_results_and_use_this_one_applies_one(
     nb = json.loads((lab["root"] / name).read_text())
     assert "".join(nb["cells"][2]["source"]).startswith("n = 36")
     assert nb["cells"][2]["metadata"]["jupyter_ai_ci"]["ask_cell_id"] == nb["cells"][1]["id"]
+
+
+def test_the_panel_checks_with_candidates_and_use_this_one_replaces_the_cells(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    from test_sidebar import ask as ask_panel
+    from test_sidebar import prepare
+
+    prepare(page, lab, "panel-vote.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    check = panel.locator(".jp-aici-candidates select")
+    assert check.input_value() == "1"  # the server's default: one answer
+    check.select_option("3")
+    model.script(*(Reply(f"```python\nn = {n}\nn\n```") for n in (76, 36, 12)))
+    ask_panel(page, "count the answers in survey that say yes")
+    assert [r.get("temperature", 0) for r in model.requests] == [0, 0.7, 0.7]
+    done = panel.locator(".jp-aici-done").last
+    assert "Candidates disagree: 76 (1 of 3) vs 36 vs 12" in done.inner_text()
+    assert "jp-aici-unsure" in str(done.get_attribute("class"))  # a warning, not the ✓'s green
+    others = done.locator(".jp-aici-other")
+    assert others.count() == 2 and "other result: 36 (1 candidate)" in others.first.inner_text()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 76")  # one cell: the applied one
+    others.first.locator("summary").click()  # the code, one unfold away
+    assert "n = 36" in others.first.locator(".jp-aici-codeblock").inner_text()
+    picture(page, "candidates-panel.png")
+
+    # Use this one: no model call; candidate 2's cell takes the applied one's place.
+    before = page.locator("#jupyter-ai-ci-chat .jp-aici-done").count()
+    others.first.locator(".jp-aici-use").click()
+    page.wait_for_function(f"document.querySelectorAll('#jupyter-ai-ci-chat .jp-aici-done').length > {before}",
+                           timeout=60_000)
+    wait_idle(page)
+    assert len(model.requests) == 3 and model.misses == []
+    said = panel.locator(".jp-aici-done").last.inner_text()
+    assert "Done · candidate 2 applied, chosen by you · no model call." in said
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 36")
+    picture(page, "candidates-panel-used.png")

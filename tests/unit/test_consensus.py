@@ -200,3 +200,14 @@ def test_the_panel_cannot_ask_for_a_count_out_of_range(value: Any) -> None:
     with pytest.raises(RequestRefused, match="candidates must be a whole number from 1 to 9"):
         AskMessage.parse(msg, ["m"])
     assert AskMessage.parse({**msg, "candidates": 3}, ["m"]).candidates == 3
+
+
+@pytest.mark.parametrize("value", [0, 10, True, "2", None])
+def test_the_panel_names_a_candidate_to_use_by_its_number(value: Any) -> None:
+    msg = {"request": "count", "path": "a.ipynb", "kernel_id": "k"}
+    if value is None:
+        assert AskMessage.parse(msg, ["m"]).use is None
+        return
+    with pytest.raises(RequestRefused, match="use names a candidate by its number, from 1 to 9"):
+        AskMessage.parse({**msg, "use": value}, ["m"])
+    assert AskMessage.parse({**msg, "use": 2}, ["m"]).use == 2

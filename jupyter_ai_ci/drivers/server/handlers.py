@@ -53,6 +53,7 @@ class ConfigHandler(APIHandler):
             "configured": bool(endpoint.base_url or endpoint.api_key),
             # The picker's choices: the only models a request may name, the default first.
             "models": [{"name": name, "label": _label(settings, name)} for name in settings.offered_models()],
+            "candidates": settings.candidates,  # the "Check" picker's default
         }))
 
 

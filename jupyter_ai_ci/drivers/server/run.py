@@ -117,7 +117,8 @@ class SidebarRun:
             notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
             loop.call_soon_threadsafe(self.send, notice)
 
-        options = Options(model=msg.model, new=msg.new, regenerate=msg.regenerate, candidates=msg.candidates)
+        options = Options(model=msg.model, new=msg.new, regenerate=msg.regenerate, candidates=msg.candidates,
+                          use=msg.use)
         run = Run(session, msg.request, options,
                   thread=msg.path, replay_dir=notebook_folder(self.root_dir, msg.path), source="sidebar",
                   say=say)
