@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from jupyter_ai_ci.events import Outcome
+from jupyter_ai_ci.events import Consensus, Outcome
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,23 @@ class Entry:
     prompt_tokens: int
     completion_tokens: int
     replayed: bool
+    agreement: str = ""  # with candidates: "3/3 agree", "disagree 2/3", … ("" without a vote)
+    sure: bool = True
+
+
+def agreement(c: Consensus | None) -> str:
+    """How sure a request was, in a table's few characters."""
+    if c is None:
+        return ""
+    if c.chosen:
+        return "chosen by you"
+    if c.note:
+        return f"1 ({c.note})"
+    if c.agreed:
+        return f"{c.counted}/{c.counted} agree"
+    if len(c.groups) > 1:
+        return f"disagree {c.groups[0].count}/{c.counted}"
+    return "not confirmed"
 
 
 @dataclass
@@ -23,8 +40,9 @@ class UsageLog:
     entries: list[Entry] = field(default_factory=list)
 
     def add(self, request: str, model: str, outcome: Outcome, replayed: bool) -> Entry:
+        vote = outcome.consensus
         entry = Entry(request, model, outcome.requests, outcome.usage.prompt_tokens,
-                      outcome.usage.completion_tokens, replayed)
+                      outcome.usage.completion_tokens, replayed, agreement(vote), vote is None or vote.sure)
         self.entries.append(entry)
         return entry
 
@@ -44,7 +62,9 @@ def cost(entry: Entry, prices: Mapping[str, Sequence[float]]) -> float | None:
 def render(log: UsageLog, prices: Mapping[str, Sequence[float]]) -> str:
     if not log.entries:
         return "no %%ask requests in this session yet"
-    lines = [f"{'#':>3}  {'request':<40} {'model':<18} {'calls':>5} {'in':>7} {'out':>6}  {'cost':>8}"]
+    voted = [e for e in log.entries if e.agreement]
+    lines = [f"{'#':>3}  {'request':<40} {'model':<18} {'calls':>5} {'in':>7} {'out':>6}  {'cost':>8}"
+             + ("  candidates" if voted else "")]
     total_cost: float | None = 0.0
     for i, e in enumerate(log.entries, 1):
         c = cost(e, prices)
@@ -55,10 +75,12 @@ def render(log: UsageLog, prices: Mapping[str, Sequence[float]]) -> str:
         label = (first[:room - 2] + "…") if len(first) > room - 1 else first
         label += " (replayed)" if e.replayed else ""
         lines.append(f"{i:>3}  {label:<40} {e.model[:18]:<18} {e.requests:>5} {e.prompt_tokens:>7} "
-                     f"{e.completion_tokens:>6}  {'' if c is None else f'${c:.4f}':>8}")
+                     f"{e.completion_tokens:>6}  {'' if c is None else f'${c:.4f}':>8}"
+                     + (f"  {e.agreement}" if voted else "").rstrip())
     calls, tin, tout = log.total()
     money = "" if total_cost is None or not prices else f"${total_cost:.4f}"
-    lines.append(f"{'':>3}  {'session':<40} {'':<18} {calls:>5} {tin:>7} {tout:>6}  {money:>8}")
+    lines.append(f"{'':>3}  {'session':<40} {'':<18} {calls:>5} {tin:>7} {tout:>6}  {money:>8}"
+                 + (f"  {sum(e.sure for e in voted)} of {len(voted)} sure" if voted else ""))
     if not prices:
         lines.append("(set %config AICISettings.prices = {'model': [usd_per_1M_in, usd_per_1M_out]} for costs)")
     return "\n".join(lines)

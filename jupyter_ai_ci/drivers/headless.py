@@ -18,6 +18,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.config import KEY_VARIABLES
 from jupyter_ai_ci.context.failure import undefined_name
+from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.errors import AICIError, BudgetExceeded, KernelError, ModelError, UsageProblem
 from jupyter_ai_ci.events import Notice, Outcome
 from jupyter_ai_ci.executors.connection import KernelConnection
@@ -245,6 +246,9 @@ def summary(results: Sequence[RunResult]) -> str:
         "requests": r.outcome.requests if r.outcome else 0,  # model requests (0 when replayed)
         "prompt_tokens": r.outcome.usage.prompt_tokens if r.outcome else 0,
         "completion_tokens": r.outcome.usage.completion_tokens if r.outcome else 0,
+        # Candidates that must agree: how sure, in words and as a flag (null without a vote).
+        "agreement": sureness(r.outcome.consensus) if r.outcome and r.outcome.consensus else None,
+        "sure": r.outcome.consensus.sure if r.outcome and r.outcome.consensus else None,
         "model_seconds": round(r.timings.model, 3), "execute_seconds": round(r.timings.execute, 3),
         "total_seconds": round(r.timings.total, 3), "executions": r.executions,
     } for r in results], indent=2)

@@ -63,6 +63,9 @@ def test_candidates_that_disagree_are_shown_never_as_a_tick(
     # No majority: the first candidate (asked at the user's temperature) is applied, once, run again.
     assert ip.user_ns["applied"] == [76]
     assert ip.rl_next_input.startswith("applied.append(76)")
+    ip.run_line_magic("ask_usage", "")
+    usage = capsys.readouterr().out
+    assert "candidates" in usage.splitlines()[0] and "disagree 1/3" in usage and "0 of 1 sure" in usage
     outcome = ip.find_magic("ask").__self__.driver().last_outcome
     groups = outcome.consensus.groups
     assert [(g.shown, g.candidates) for g in groups] == [("76", (1,)), ("36", (2,)), ("12", (3,))]

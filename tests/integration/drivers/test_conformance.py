@@ -288,6 +288,8 @@ async def test_candidates_that_disagree_are_never_a_tick_and_only_the_applied_on
     # Each candidate's cell takes the place of the one before; the applied one, run again, the last's.
     assert [e["replace"] for e in panel.executes] == [[], ["gen-1"], ["gen-2"], ["gen-3"]]
     cells = nbformat.read(tmp_path / "cli" / "work.ipynb", as_version=4).cells
+    [result] = json.loads((tmp_path / "cli" / "run.json").read_text())  # --json says how sure too
+    assert result["agreement"] == "candidates disagree: 76 (1 of 3) vs 36 vs 12" and result["sure"] is False
     # The CLI's notebook: the request's heading, then one cell, the applied candidate's.
     assert [c.source for c in cells[len(SETUP) + 1:]] == ["n = 76\nprint(n)"]
 
