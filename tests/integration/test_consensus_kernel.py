@@ -1,0 +1,76 @@
+"""Candidates that must agree (#28), bad input in a real kernel: a candidate that hangs, one
+that prints megabytes, and an interrupt while a candidate runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from jupyter_ai_ci.testing.kernel import KernelSession
+from jupyter_ai_ci.testing.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def py(code: str) -> str:
+    return f"Here it is.\n```python\n{code}\n```"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def kernel(server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSession]:
+    k = KernelSession({"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key",
+                       "JUPYTER_AI_CI_MODEL": "scripted-model"}, cwd=str(tmp_path_factory.mktemp("kernel")))
+    try:
+        setup = k.run("%load_ext jupyter_ai_ci\n%config AskMagics.replay = False\n"
+                      "%config AskMagics.execution_timeout = 2.0\n%config AskMagics.answer = 'never'")
+        assert setup.status == "ok", setup
+        yield k
+    finally:
+        k.close()
+
+
+def test_a_candidate_that_hangs_is_interrupted_and_not_counted(kernel: KernelSession,
+                                                               server: ScriptedOpenAIServer) -> None:
+    kernel.run("total = 0")
+    server.script(py("total = 42\ntotal"), py("import time\ntime.sleep(60)\ntotal = 42"), py("total = 42.0\ntotal"))
+    started = time.monotonic()
+    run = kernel.run("%%ask --candidates 3\nset total to the answer")
+    assert run.status == "ok", run
+    assert time.monotonic() - started < 30  # the hung one was stopped at execution_timeout, not waited for
+    assert "candidate 2 of 3 raised" in run.shown and "not counted" in run.shown
+    assert "2 of 2 candidates agree (1 more did not run cleanly)" in run.shown
+    assert kernel.value("total") == "42.0"
+
+
+def test_a_candidate_that_prints_megabytes_is_cut_and_still_compared(kernel: KernelSession,
+                                                                      server: ScriptedOpenAIServer) -> None:
+    server.script(py("print('x' * 5_000_000)\n7"), py("print('y' * 3_000_000)\n7.0"))
+    run = kernel.run("%%ask --candidates 3\ncompute seven loudly")
+    assert run.status == "ok", run
+    assert "2 of 2 candidates agree" in run.shown
+    # Each candidate's output is cut as any attempt's is (2 MB kept for the notebook, head and tail).
+    assert "was not kept for the notebook" in run.shown and len(run.shown) < 2 * 2_100_000
+
+
+def test_an_interrupt_while_a_candidate_runs_leaves_the_kernel_as_before(kernel: KernelSession,
+                                                                         server: ScriptedOpenAIServer) -> None:
+    kernel.run("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
+    server.script(py("df['x'] *= 10\nint(df['x'].sum())"),
+                  py("df['x'] *= 10\nimport time\ntime.sleep(30)\nint(df['x'].sum())"))
+    timer = threading.Timer(4.0, kernel.interrupt)
+    timer.start()
+    try:
+        run = kernel.run("%%ask --candidates 3\nscale x by ten and sum it")
+    finally:
+        timer.cancel()
+    assert run.status == "error", run  # stopped: no winner applied
+    assert kernel.value("df['x'].tolist()") == "[1, 2, 3]"  # neither candidate's change stayed
