@@ -31,6 +31,7 @@ from jupyter_ai_ci.core.attempt import run_attempt
 from jupyter_ai_ci.core.imports import with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
+    NO_ANSWER,
     Action,
     Attempt,
     CallModel,
@@ -136,6 +137,8 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
             yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
             break
         reply: ModelReply = yield CallModel(tuple(request), "candidate", settings.candidate_temperature or None)
+        if reply.finish_reason == NO_ANSWER:  # the endpoint failed (the driver said why): vote with those in
+            break
         out.requests += 1
         out.usage += reply.usage
         code = with_imports(python_blocks(reply.text), imports)

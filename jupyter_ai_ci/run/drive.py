@@ -115,11 +115,15 @@ class _Bookkeeper:
         self.timings.client_cpu += time.thread_time() - self.cpu0 - self.shown
         self.report.model_finished()
 
-    def no_answer(self, why: str) -> ModelReply:
+    def no_answer(self, why: str, purpose: str = "answer") -> ModelReply:
         """The answer in words could not be had: the code ran and worked, so its cells stand
         without one (the loop ends the run done, ``Outcome.unanswered``).  Found by hand: a 500
-        on that last call discarded the working code while its variables stayed in the kernel."""
-        self.report.notice(Notice("no-answer", f"no answer in words: {why}; the code ran, and its cells are kept"))
+        on that last call discarded the working code while its variables stayed in the kernel.
+        So for another candidate: the vote goes on with the ones it has (core/consensus.py)."""
+        if purpose == "candidate":
+            self.report.notice(Notice("candidate", f"no more candidates: {why}; the vote goes on with those it has"))
+        else:
+            self.report.notice(Notice("no-answer", f"no answer in words: {why}; the code ran, and its cells are kept"))
         return ModelReply("", finish_reason=NO_ANSWER)
 
     def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
@@ -204,14 +208,17 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                 try:
                     result = model.complete(action.messages, book.text, action.temperature)
                 except (ModelError, KeyboardInterrupt) as error:
-                    # Ctrl-C while a slow model writes the answer stops the answer, not the work.
-                    if action.purpose != "answer":
+                    # Ctrl-C while a slow model writes the answer stops the answer, not the work; a
+                    # failed call for another candidate ends the asking, not the vote (not Ctrl-C:
+                    # that stops the request, and nothing is held while the model is asked).
+                    if action.purpose != "answer" and not (action.purpose == "candidate"
+                                                           and isinstance(error, ModelError)):
                         raise
                     failed = str(error) if isinstance(error, ModelError) else "interrupted"
                 finally:
                     book.model_done()
                 if failed:  # said once the call is over, as any other notice
-                    result = book.no_answer(failed)
+                    result = book.no_answer(failed, action.purpose)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:
@@ -251,13 +258,13 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                     result = await model.acomplete(action.messages, book.text, action.temperature)
                 except ModelError as error:
                     # (An interrupt here ends the command line's run, which saves nothing then.)
-                    if action.purpose != "answer":
+                    if action.purpose not in ("answer", "candidate"):
                         raise
                     failed = str(error)
                 finally:
                     book.model_done()
                 if failed:  # said once the call is over, as any other notice
-                    result = book.no_answer(failed)
+                    result = book.no_answer(failed, action.purpose)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:

@@ -182,3 +182,16 @@ def test_use_with_no_vote_or_an_unknown_candidate_is_one_line(
     assert "candidate 5 is not one this request ran cleanly; choose one of 1 (76), 2 (36), 3 (12)" \
         in str(result.error_in_exec)
     assert len(model_server.requests) == 3
+
+
+def test_an_endpoint_that_fails_mid_vote_ends_the_asking_not_the_run(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("applied.append(1)\n3"))  # the second call finds nothing to serve: an HTTP error
+    ip.run_line_magic("config", "AskMagics.max_request_retries = 0")
+    result = ask(ip, "How many answered yes in survey?")
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert "no more candidates:" in out and "the vote goes on with those it has" in out
+    assert "⚠ done, not confirmed" in out  # one result, nobody to agree with it: not a plain ✓
+    assert ip.user_ns["applied"] == [1]  # rolled back before the call, applied again once
+    assert "applied.append(1)" in ip.rl_next_input
