@@ -28,7 +28,8 @@ from typing import Any
 
 from jupyter_ai_ci.core import sameresult
 from jupyter_ai_ci.core.attempt import run_attempt
-from jupyter_ai_ci.core.imports import with_imports
+from jupyter_ai_ci.core.fixes import restart_note
+from jupyter_ai_ci.core.imports import missing_import, with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     NO_ANSWER,
@@ -133,34 +134,68 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
         if held is not None:  # nothing is held while the model is asked (see the docstring)
             yield Rollback(held.attempt.number, step)
             held = None
-        if over_budget():
-            yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
+        attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports), over_budget)
+        if attempt is None:  # no more can be asked (the budget, the endpoint): vote with those in
             break
-        reply: ModelReply = yield CallModel(tuple(request), "candidate", settings.candidate_temperature or None)
-        if reply.finish_reason == NO_ANSWER:  # the endpoint failed (the driver said why): vote with those in
-            break
-        out.requests += 1
-        out.usage += reply.usage
-        code = with_imports(python_blocks(reply.text), imports)
-        number = first.number + len(out.attempts) + 1
-        attempt: Attempt | str = "gave no code"
-        if code:
-            attempt = yield from run_attempt(code, number, step, settings, approved, hold=True)
-        if isinstance(attempt, Attempt):
-            out.attempts.append(attempt)
-        why = attempt if isinstance(attempt, str) else (
-            "" if attempt.ok else f"raised {attempt.error.one_line() if attempt.error else 'an error'}")
-        if why or isinstance(attempt, str):
+        if isinstance(attempt, str):
             failed += 1
-            yield Notice("candidate", f"candidate {place} of {k} {why}: not counted", attempt=number, step=step)
+            yield Notice("candidate", f"candidate {place} of {k} {attempt}: not counted", step=step)
             continue
         key, shown = yield from _result(attempt)
         held = _Ran(place, attempt, key, shown)
         ran.append(held)
         agrees = [str(r.number) for r in ran[:-1] if sameresult.same(r.key, key)]
         yield Notice("candidate", f"candidate {place} of {k}: {shown} — "
-                     + (f"agrees with {', '.join(agrees)}" if agrees else "differs"), attempt=number, step=step)
+                     + (f"agrees with {', '.join(agrees)}" if agrees else "differs"), attempt=attempt.number, step=step)
     return (yield from _apply(out, ran, held, failed, settings, approved))
+
+
+def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message], settings: LoopSettings,
+               approved: set[tuple[str, ...]], imports: list[str], over_budget: Callable[[], str],
+               ) -> Generator[Action, Any, Attempt | str | None]:
+    """One more candidate, held when it works; why it does not count (a str); None when no more
+    can be asked.  A candidate that raises is fixed as the first step's attempts are: a missing
+    conventional import is added with no model call, anything else is asked anew with the error
+    in words (``fix_from_start``'s way: a small model shown its failed code sends it back),
+    bounded by the retries.  Each try is an attempt of its own."""
+    k, step, note, fixes = settings.candidates, first.step, "", 0
+    while True:
+        if over_budget():
+            yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
+            return None
+        asked = tuple(request) if not note else (*request[:-1], Message("user", f"{request[-1].content}\n\n{note}"))
+        reply: ModelReply = yield CallModel(asked, "candidate", settings.candidate_temperature or None)
+        if reply.finish_reason == NO_ANSWER:  # the endpoint failed; the driver said why
+            return None
+        out.requests += 1
+        out.usage += reply.usage
+        code = python_blocks(reply.text)
+        if not code:
+            return "gave no code"
+        while True:
+            number = first.number + len(out.attempts) + 1
+            ran = yield from run_attempt(with_imports(code, imports), number, step, settings, approved, hold=True)
+            if isinstance(ran, str):
+                return ran  # refused
+            out.attempts.append(ran)
+            if ran.ok:
+                return ran
+            if ran.error is None:
+                return "did not finish"
+            error = ran.error
+            line = missing_import(error, ran.code)
+            if not line or line in imports:
+                break
+            imports.append(line)  # one line, no model call: run it again
+            yield Notice("install", f"candidate {place}: added `{line}` and running it again (no model call)",
+                         attempt=number, step=step)
+        if fixes >= settings.retries:
+            return f"raised {error.one_line()}"
+        fixes += 1
+        note = restart_note(ran)
+        yield Notice("candidate", f"candidate {place} of {k} raised {error.one_line()} — asking it anew "
+                     f"({settings.retries - fixes + 1} {'try' if fixes == settings.retries else 'tries'} left)",
+                     attempt=ran.number, step=step)
 
 
 def _apply(out: Vote, ran: list[_Ran], held: _Ran | None, failed: int, settings: LoopSettings,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_ai_ci.testing import ScriptedOpenAIServer
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 SETUP = ("import pandas as pd\nsurvey = pd.DataFrame({'answer': ['yes', 'Yes', 'no', 'YES', 'no'], "
          "'x': [1, 2, 3]  + [4, 5]})\napplied = []")
@@ -96,7 +96,7 @@ def test_a_candidate_that_changes_a_frame_in_place_is_undone_before_the_next(
 def test_a_candidate_that_raises_or_gives_no_code_is_not_counted(
         ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
     model_server.script(py("3"), py("1/0"), "It is 3.", py("answer = 3"))
-    assert ask(ip, "How many answered yes in survey?", "--candidates 4").success
+    assert ask(ip, "How many answered yes in survey?", "--candidates 4 --retries 0").success
     out = capsys.readouterr().out
     assert "candidate 2 of 4 raised ZeroDivisionError" in out and "not counted" in out
     assert "candidate 3 of 4 gave no code: not counted" in out
@@ -104,6 +104,20 @@ def test_a_candidate_that_raises_or_gives_no_code_is_not_counted(
     assert "candidate 4 of 4: 3 — agrees with 1" in out
     assert "✓ done · 2 of 2 candidates agree (2 more did not run cleanly)" in out
     assert ip.user_ns["answer"] == 3
+
+
+def test_a_candidate_that_raises_is_asked_anew_with_its_error_and_counts_once_fixed(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    model_server.script(py("(survey['answer'].str.lower() == 'yes').sum()"), py("survey['Answer'].str.lower()"),
+                        Reply(py("int(survey['answer'].str.lower().eq('yes').sum())"), require="KeyError"))
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert "candidate 2 of 3 raised KeyError: 'Answer'" in out and "asking it anew (2 tries left)" in out
+    assert "candidate 2 of 3: 3 — agrees with 1" in out
+    fix = model_server.request_texts()[2]
+    # The error in words, its line and the hint taken in the kernel, as the first step's fixes get.
+    assert "KeyError" in fix and "Did you mean 'answer'?" in fix
+    assert model_server.misses == []
 
 
 def test_code_with_lasting_effects_runs_once_as_one_candidate(

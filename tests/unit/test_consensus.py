@@ -150,12 +150,33 @@ def test_lasting_effects_and_results_with_nothing_to_compare_are_one_candidate()
 def test_candidates_that_fail_are_not_counted_and_one_left_is_not_confirmed() -> None:
     boom = ExecutionResult(error=ErrorInfo("ZeroDivisionError", "division by zero", ""))
     k = Kernel([py("a"), "It is 76.", py("1/0")], [ExecutionResult(result="76"), boom, ExecutionResult(result="76")])
-    outcome = k.run()
+    outcome = k.run(retries=0)
     assert "candidate 2 of 3 gave no code: not counted" in k.log
     assert any(line.startswith("candidate 3 of 3 raised ZeroDivisionError") for line in k.log)
     facts = summarize(outcome)
     assert facts.line() == "⚠ done, not confirmed: 2 other candidates did not run cleanly · 45 tokens"
     assert [c.code for c in outcome.cells] == ["a"]
+
+
+def test_a_candidate_that_raises_is_asked_anew_with_the_error_in_words_and_then_counts() -> None:
+    boom = ExecutionResult(error=ErrorInfo("KeyError", "'Yes'", "", lineno=1))
+    k = Kernel([py("a"), py("b"), py("c")], [ExecutionResult(result="76"), boom, ExecutionResult(result="76.0")])
+    outcome = k.run()
+    assert [c.purpose for c in k.calls] == ["first", "candidate", "candidate"]
+    fix = k.calls[2].messages[-1].content
+    assert "KeyError: 'Yes'" in fix and "b" not in fix.split("KeyError")[0][-20:]  # the error in words
+    assert k.calls[2].messages[:-1] == k.calls[1].messages[:-1]  # the request anew, not a conversation
+    assert "candidate 2 of 3 raised KeyError: 'Yes' (line 1) — asking it anew (2 tries left)" in k.log
+    assert summarize(outcome).what() == "done · 2 of 2 candidates agree"
+    assert outcome.requests == 3
+
+
+def test_a_candidates_missing_import_costs_no_model_call() -> None:
+    missing = ExecutionResult(error=ErrorInfo("NameError", "name 'np' is not defined", "", lineno=1))
+    k = Kernel([py("a"), py("np.mean([76])")], [ExecutionResult(result="76"), missing, ExecutionResult(result="76.0")])
+    outcome = k.run()
+    assert len(k.calls) == 2 and summarize(outcome).what() == "done · 2 of 2 candidates agree"
+    assert outcome.cells[0].code == "import numpy as np\nnp.mean([76])"
 
 
 def test_the_token_budget_stops_asking_for_candidates() -> None:
