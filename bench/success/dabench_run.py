@@ -15,7 +15,6 @@ data file, as DA-Agent gives its agent the one file's path.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
-from jupyter_ai_ci.drivers.headless import stop_on_sigterm
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.events import ExecutionResult, Message
 from jupyter_ai_ci.model.client import OpenAIClient
@@ -35,6 +33,7 @@ from jupyter_ai_ci.text import python_blocks
 
 from .dabench import TABLES, Question, grade
 from .harness import _RESET, BenchConfig, RecordingClient, Worker, agreement
+from .pool import run_pool
 
 ONE_SHOT_SYSTEM = ("Write Python code that answers the question. Put it in one ```python block. "
                    "The code must print the final answer in the format the question gives.")
@@ -165,30 +164,16 @@ async def run_dabench(questions: Sequence[Question], data: Path, config: BenchCo
                       candidates: int = 1) -> list[QuestionRun]:
     """Every question, loop then baseline, ``config.jobs`` kernels at a time; results in question order."""
     assert config.endpoint is not None, "DABench needs a model: --model NAME"
-    stop_on_sigterm()
     client = config.client or OpenAIClient(config.endpoint)
     shared = (config.endpoint, RecordingClient(client, config.log) if config.log else client)
-    queue: asyncio.Queue[tuple[int, Question]] = asyncio.Queue()
-    for item in enumerate(questions):
-        queue.put_nowait(item)
-    results: dict[int, QuestionRun] = {}
 
-    async def work() -> None:
-        worker = DabenchWorker(config, data, answer, candidates)
-        try:
-            await worker.start(shared)
-            while not queue.empty():
-                index, question = queue.get_nowait()
-                if isinstance(shared[1], RecordingClient):
-                    shared[1].task = f"dabench-{question.id}"
-                results[index] = await worker.question(question)
-                if progress:
-                    progress(results[index], len(results), len(questions))
-        finally:
-            await worker.stop()
+    async def call(worker: DabenchWorker, question: Question) -> QuestionRun:
+        if isinstance(shared[1], RecordingClient):
+            shared[1].task = f"dabench-{question.id}"
+        return await worker.question(question)
 
-    await asyncio.gather(*(work() for _ in range(min(config.jobs, len(questions)))))
-    return [results[i] for i in range(len(questions))]
+    return await run_pool(questions, config.jobs, shared, lambda: DabenchWorker(config, data, answer, candidates),
+                          call, progress)
 
 
 def as_records(runs: list[QuestionRun]) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ a second or two each.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
-from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel, stop_on_sigterm
+from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
@@ -33,6 +32,7 @@ from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from . import answer as answer_module
+from .pool import run_pool
 from .schedules import replies
 from .tasks import Task
 
@@ -217,30 +217,15 @@ class Worker:
 async def run_bench(jobs: list[Job], config: BenchConfig,
                     progress: Callable[[TaskRun, int, int], None] | None = None) -> list[TaskRun]:
     """Every job, ``config.jobs`` at a time; results in the order of ``jobs``."""
-    stop_on_sigterm()
     shared: tuple[Endpoint, AsyncModelClient] | None = None
     if config.endpoint is not None:
         client: AsyncModelClient = config.client or OpenAIClient(config.endpoint)
         shared = (config.endpoint, RecordingClient(client, config.log) if config.log else client)
-    queue: asyncio.Queue[tuple[int, Job]] = asyncio.Queue()
-    for item in enumerate(jobs):
-        queue.put_nowait(item)
-    results: dict[int, TaskRun] = {}
 
-    async def work() -> None:
-        worker = Worker(config)
-        try:
-            await worker.start(shared)
-            while not queue.empty():
-                index, job = queue.get_nowait()
-                results[index] = await worker.run(job)
-                if progress:
-                    progress(results[index], len(results), len(jobs))
-        finally:
-            await worker.stop()
+    async def call(worker: Worker, job: Job) -> TaskRun:
+        return await worker.run(job)
 
-    await asyncio.gather(*(work() for _ in range(min(config.jobs, len(jobs)))))
-    return [results[i] for i in range(len(jobs))]
+    return await run_pool(jobs, config.jobs, shared, lambda: Worker(config), call, progress)
 
 
 def as_records(runs: list[TaskRun]) -> list[dict[str, Any]]:

@@ -82,6 +82,25 @@ def run(task: str, attempts: int, correct: bool, status: str = "success", schedu
                    10, 5, 0.5, 0.25, 0.01, attempts)
 
 
+def voted(task: str, correct: bool, agreement: str, seconds: float) -> TaskRun:
+    sure = agreement in ("", "agreed", "single")
+    return TaskRun(task, "c", "model", "success", 3, correct, not correct and sure, 10, 5, 0.5, 0.25, 0.01, 3,
+                   candidates=3 if agreement else 1, agreement=agreement, seconds=seconds)
+
+
+def test_candidates_are_reported_beside_the_loop_with_precision_coverage_and_time() -> None:
+    runs = [voted("a", True, "", 2.0), voted("b", False, "", 4.0), voted("c", False, "", 3.0),
+            voted("a", True, "agreed", 5.0), voted("b", False, "disagree", 9.0), voted("c", False, "agreed", 7.0)]
+    summary = summarize(runs, 3)
+    loop, k3 = summary["by_candidates"]["loop"], summary["by_candidates"]["candidates 3"]
+    assert (loop["silent_wrong"], loop["agreed"], loop["median_seconds"]) == (2, 0, 3.0)
+    assert (k3["silent_wrong"], k3["agreed"], k3["agreed_right"], k3["not_sure"]) == (1, 2, 1, 1)
+    lines = table(summary, "by_candidates", 3).splitlines()
+    assert lines[2].split() == ["loop", "3", "33%", "2", "0", "(", "0)", "-", "0%", "0", "(", "0)", "3.0"]
+    assert lines[3].split() == ["candidates", "3", "3", "33%", "1", "2", "(", "1)", "50%", "67%", "1", "(", "0)",
+                                "7.0"]
+
+
 def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) -> None:
     runs = [run("a", 1, True), run("b", 3, True), run("c", 2, False), run("d", 4, False, "failed"),
             run("e", 0, False, "answered")]
