@@ -177,7 +177,11 @@ export function fromHistory(runs: unknown, path: string): { entries: Entry[]; se
       }
       const m = msg as unknown as ServerMessage;
       if (m.type === 'done') {
-        finish(entries, String(m.status), m.message, m.tokens);
+        // A reloaded panel keeps "use this one": the server still holds the vote.
+        finish(entries, String(m.status), m.message, m.tokens, undefined, m.consensus, {
+          request: run.request,
+          path
+        });
         session = m.session ?? session;
         ended = true;
       } else {

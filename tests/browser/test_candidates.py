@@ -123,3 +123,16 @@ def test_the_panel_checks_with_candidates_and_use_this_one_replaces_the_cells(
     assert "Done · candidate 2 applied, chosen by you · no model call." in said
     assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 36")
     picture(page, "candidates-panel-used.png")
+
+    # Reloaded, the panel still offers the other results (the server keeps the vote).
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(500)
+    page.reload()
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    wait_idle(page)
+    page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    last = panel.locator(".jp-aici-done").last
+    last.wait_for()
+    assert [o.locator("summary b").inner_text() for o in last.locator(".jp-aici-other").all()] == ["76", "12"]
+    assert page.locator(".jp-aici-candidates select").input_value() == "3"  # the pick is kept too
