@@ -133,8 +133,11 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
+    # "replayed-text", "candidate-text": a reply's text that no model call streams (a replay
+    # record's; another choice of a request that asked for several), shown where it would stream.
     kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
-                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate"]
+                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate",
+                  "candidate-text"]
     text: str
     attempt: int = 0
     step: int = 0

@@ -18,6 +18,11 @@ had the retries).  Code with effects a rollback cannot undo (files written,
 network, processes) runs once: one candidate, said so.  So does a result with
 nothing to compare (a figure, no output).  Nothing is held while the model is
 asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
+
+The candidates are asked for in one request, ``n`` of them (the prompt paid once), where the
+endpoint takes ``n``; the reply's other choices wait their turn, shown as each runs.  Where it
+does not (llama.cpp, Ollama, a server that ignores ``n``), fewer come back, and the vote asks
+again for the rest: K requests, which on llama.cpp share the prompt's cached prefix.
 """
 
 from __future__ import annotations
@@ -126,19 +131,28 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)
     held: _Ran | None = ran[0]
     failed = 0
+    waiting: list[str] = []  # candidates that came as other choices of a reply, not yet run
     for place in range(2, k + 1):
         if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
-            break  # two agree, and none differs: enough
+            break  # two agree, and none differs: enough (the choices still waiting are dropped)
         if held is not None:  # nothing is held while the model is asked (see the docstring)
             yield Rollback(held.attempt.number, step)
             held = None
-        if over_budget():
-            yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
-            break
-        reply: ModelReply = yield CallModel(tuple(request), "candidate", settings.candidate_temperature or None)
-        out.requests += 1
-        out.usage += reply.usage
-        code = with_imports(python_blocks(reply.text), imports)
+        if waiting:  # paid for already: no call, and no budget to check
+            text = waiting.pop(0)
+            yield Notice("candidate-text", text, step=step)  # shown where a reply's text streams
+        else:
+            if over_budget():
+                yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
+                break
+            # Every candidate still wanted in one request, the prompt paid once, where the endpoint
+            # takes ``n`` (model/client.py); one that gives fewer is asked again when they run out.
+            reply: ModelReply = yield CallModel(tuple(request), "candidate", settings.candidate_temperature or None,
+                                                n=k - place + 1)
+            out.requests += 1
+            out.usage += reply.usage
+            text, waiting = reply.text, list(reply.alternatives)
+        code = with_imports(python_blocks(text), imports)
         number = first.number + len(out.attempts) + 1
         attempt: Attempt | str = "gave no code"
         if code:
