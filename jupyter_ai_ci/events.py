@@ -54,6 +54,9 @@ class ModelReply:
     # Why this text's code needs a person's approval whatever the policy says ("" when it
     # does not): set for code replayed from a record this user did not sign.
     review: str = ""
+    # The texts of choices 2.. of a request that asked for several (``CallModel.n``), in index
+    # order; fewer than asked when the endpoint gave fewer (one that ignores ``n`` gives none).
+    alternatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,9 @@ class CallModel:
     # must agree with the first (core/consensus.py)
     purpose: Literal["first", "fix", "next-step", "answer", "candidate"]
     temperature: float | None = None  # None: the endpoint's (see core/loop.py for the exception)
+    # Choices to ask for in one request (the prompt paid once): more than 1 only for candidates,
+    # where the endpoint takes it (model/client.py); the reply's ``alternatives`` hold the others.
+    n: int = 1
 
 
 @dataclass(frozen=True)
@@ -127,8 +133,11 @@ class Execute:
 class Notice:
     """Something to tell the user; the driver sends back None."""
 
+    # "replayed-text", "candidate-text": a reply's text that no model call streams (a replay
+    # record's; another choice of a request that asked for several), shown where it would stream.
     kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
-                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate"]
+                  "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate",
+                  "candidate-text"]
     text: str
     attempt: int = 0
     step: int = 0

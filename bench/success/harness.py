@@ -112,10 +112,10 @@ class RecordingClient:
         self.task = ""  # set by the worker before each run (one worker when logging is useful)
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                        temperature: float | None = None) -> ModelReply:
-        reply = await self.inner.acomplete(messages, on_text, temperature)
+                        temperature: float | None = None, n: int = 1) -> ModelReply:
+        reply = await self.inner.acomplete(messages, on_text, temperature, n=n)
         record = {"task": self.task, "messages": [m.as_dict() for m in messages], "reply": reply.text,
-                  "temperature": temperature,
+                  "alternatives": list(reply.alternatives), "temperature": temperature, "n": n,
                   "usage": [reply.usage.prompt_tokens, reply.usage.completion_tokens]}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")

@@ -235,14 +235,14 @@ class MaskingClient:
         return masked
 
     def complete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
-                 temperature: float | None = None) -> ModelReply:
-        reply: ModelReply = self.client.complete(self._masked(messages), on_text, temperature)
+                 temperature: float | None = None, n: int = 1) -> ModelReply:
+        reply: ModelReply = self.client.complete(self._masked(messages), on_text, temperature, n=n)
         self.calls, self.spent = self.calls + 1, self.spent + reply.usage
         return reply
 
     async def acomplete(self, messages: Sequence[Message], on_text: Callable[[str], None] | None = None,
-                        temperature: float | None = None) -> ModelReply:
-        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text, temperature)
+                        temperature: float | None = None, n: int = 1) -> ModelReply:
+        reply: ModelReply = await self.client.acomplete(self._masked(messages), on_text, temperature, n=n)
         self.calls, self.spent = self.calls + 1, self.spent + reply.usage
         return reply
 

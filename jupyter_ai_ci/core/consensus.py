@@ -18,6 +18,11 @@ had the retries).  Code with effects a rollback cannot undo (files written,
 network, processes) runs once: one candidate, said so.  So does a result with
 nothing to compare (a figure, no output).  Nothing is held while the model is
 asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
+
+The candidates are asked for in one request, ``n`` of them (the prompt paid once), where the
+endpoint takes ``n``; the reply's other choices wait their turn, shown as each runs.  Where it
+does not (llama.cpp, Ollama, a server that ignores ``n``), fewer come back, and the vote asks
+again for the rest: K requests, which on llama.cpp share the prompt's cached prefix.
 """
 
 from __future__ import annotations
@@ -128,13 +133,15 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)
     held: _Ran | None = ran[0]
     failed = 0
+    waiting: list[str] = []  # candidates that came as other choices of a reply, not yet run
     for place in range(2, k + 1):
         if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
-            break  # two agree, and none differs: enough
+            break  # two agree, and none differs: enough (the choices still waiting are dropped)
         if held is not None:  # nothing is held while the model is asked (see the docstring)
             yield Rollback(held.attempt.number, step)
             held = None
-        attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports), over_budget)
+        attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports), over_budget,
+                                        waiting)
         if attempt is None:  # no more can be asked (the budget, the endpoint): vote with those in
             break
         if isinstance(attempt, str):
@@ -152,24 +159,36 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
 
 def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message], settings: LoopSettings,
                approved: set[tuple[str, ...]], imports: list[str], over_budget: Callable[[], str],
-               ) -> Generator[Action, Any, Attempt | str | None]:
+               waiting: list[str]) -> Generator[Action, Any, Attempt | str | None]:
     """One more candidate, held when it works; why it does not count (a str); None when no more
-    can be asked.  A candidate that raises is fixed as the first step's attempts are: a missing
-    conventional import is added with no model call, anything else is asked anew with the error
-    in words (``fix_from_start``'s way: a small model shown its failed code sends it back),
-    bounded by the retries.  Each try is an attempt of its own."""
+    can be asked.  ``waiting``: other choices of an earlier reply, not yet run (paid for: no call,
+    no budget to check); when there are none, every candidate still wanted is asked for in one
+    request (``n``: the prompt paid once where the endpoint takes it), and the reply's other
+    choices wait here.  A candidate that raises is fixed as the first step's attempts are: a
+    missing conventional import is added with no model call, anything else is asked anew with
+    the error in words (``fix_from_start``'s way: a small model shown its failed code sends it
+    back), bounded by the retries.  Each try is an attempt of its own."""
     k, step, note, fixes = settings.candidates, first.step, "", 0
     while True:
-        if over_budget():
-            yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
-            return None
-        asked = tuple(request) if not note else (*request[:-1], Message("user", f"{request[-1].content}\n\n{note}"))
-        reply: ModelReply = yield CallModel(asked, "candidate", settings.candidate_temperature or None)
-        if reply.finish_reason == NO_ANSWER:  # the endpoint failed; the driver said why
-            return None
-        out.requests += 1
-        out.usage += reply.usage
-        code = python_blocks(reply.text)
+        if waiting and not note:
+            text = waiting.pop(0)
+            yield Notice("candidate-text", text, step=step)  # shown where a reply's text streams
+        else:
+            if over_budget():
+                yield Notice("candidate", f"candidate {place} of {k} not asked: the token budget", step=step)
+                return None
+            asked = tuple(request) if not note else (*request[:-1],
+                                                     Message("user", f"{request[-1].content}\n\n{note}"))
+            reply: ModelReply = yield CallModel(asked, "candidate", settings.candidate_temperature or None,
+                                                n=1 if note else k - place + 1)
+            if reply.finish_reason == NO_ANSWER:  # the endpoint failed; the driver said why
+                return None
+            out.requests += 1
+            out.usage += reply.usage
+            text = reply.text
+            if not note:
+                waiting[:] = reply.alternatives
+        code = python_blocks(text)
         if not code:
             return "gave no code"
         while True:

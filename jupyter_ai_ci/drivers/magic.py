@@ -69,7 +69,9 @@ class PrintReporter:
         self._say("\n", flush=False)
 
     def notice(self, notice: Notice) -> None:
-        if notice.kind == "replayed-text":
+        if notice.kind == "candidate-text":  # another choice of the last reply: where it would stream
+            self._say(f"── {self.model}: another candidate, from the same reply ──\n")
+        if notice.kind in ("replayed-text", "candidate-text"):
             self._say(notice.text.rstrip("\n") + "\n")
             return
         if notice.kind == "refused":

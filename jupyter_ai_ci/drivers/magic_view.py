@@ -149,8 +149,10 @@ class RunView:
                 last.feedback = call.messages[-1].content
         self.sections.append(Section(call.purpose))
 
-    def replayed(self, text: str) -> None:
-        self.sections.append(Section("replayed", text, streaming=False))
+    def replayed(self, text: str, purpose: str = "replayed") -> None:
+        """A reply's text no model call streamed: a replay record's, or another choice of the
+        last reply (``purpose`` "candidate"): a section of its own, as a reply's."""
+        self.sections.append(Section(purpose, text, streaming=False))
 
     def notice(self, notice: Notice) -> None:
         section = self.current
@@ -302,8 +304,8 @@ class RichReporter:
     def notice(self, notice: Notice) -> None:
         if notice.kind == "refused":
             return  # the cell's error says it, once
-        if notice.kind == "replayed-text":
-            self.view.replayed(notice.text)
+        if notice.kind in ("replayed-text", "candidate-text"):
+            self.view.replayed(notice.text, "replayed" if notice.kind == "replayed-text" else "candidate")
         else:
             self.view.notice(notice)
         self.refresh()

@@ -49,6 +49,11 @@ class TerminalReporter:
     def notice(self, notice: Notice) -> None:
         if notice.kind in ("refused", "no-code"):
             return  # the result line says it, once ("answered without code", or why it gave up)
+        if notice.kind == "candidate-text":  # another choice of the last reply: where it would stream
+            self._say(f"{self.label}── {self.model}: another candidate, from the same reply ──\n")
+            if self.show_text:
+                self._say(notice.text.rstrip("\n") + "\n")
+            return
         mark = {"retrying": "✗", "attempt": "▶", "undone": "↺", "not-undoable": "!",
                 "candidate": "◆"}.get(notice.kind, "·")
         self._say(f"{self.label}{mark} {notice.text}\n")

@@ -55,13 +55,15 @@ class ModelClient(Protocol):
     """What the drivers need from a model: one completion, text streamed to a callback."""
 
     # temperature: None, the endpoint's; another for one request (a retry stuck on the same code).
+    # n: choices wanted (candidates); an endpoint may give fewer, ``ModelReply.alternatives``.
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                 temperature: float | None = None) -> ModelReply: ...
+                 temperature: float | None = None, n: int = 1) -> ModelReply: ...
 
 
 class AsyncModelClient(Protocol):
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None,
+        n: int = 1,
     ) -> ModelReply: ...
 
 
@@ -82,6 +84,9 @@ class Endpoint:
     # Ask the server what it is (model/dialect.py) and send the fields that help code there;
     # False where the fields are known already (the managed local model).
     probe: bool = True
+    # The server's kind (model/dialect.py) when it is known without asking: the managed local
+    # model is llama.cpp.  "": asked when ``probe``, else unknown.
+    kind: str = ""
     # Where the base URL and the key were set, for the error that asks to check them: the
     # environment, or the configuration (%config, jupyter_*_config.py).  Not part of the identity.
     base_url_from: str = field(default="OPENAI_BASE_URL", compare=False)
@@ -193,13 +198,15 @@ def _at(endpoint: Endpoint, temperature: float | None) -> Endpoint:
 
 
 def _request_body(endpoint: Endpoint, messages: Sequence[Message],
-                  detected: Sequence[tuple[str, object]] = ()) -> dict[str, Any]:
+                  detected: Sequence[tuple[str, object]] = (), n: int = 1) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": [m.as_dict() for m in messages],
         "temperature": endpoint.temperature,
         "stream": endpoint.stream,
     }
+    if n > 1:  # never "n": 1, the default: a request asks for nothing it need not
+        body["n"] = n
     if endpoint.stream:
         body["stream_options"] = {"include_usage": True}
     if endpoint.max_tokens:
@@ -212,13 +219,14 @@ def _request_body(endpoint: Endpoint, messages: Sequence[Message],
     return body
 
 
-def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: Sequence[tuple[str, object]]) -> Any:
+def _post(sdk: Any, endpoint: Endpoint, messages: Sequence[Message], detected: Sequence[tuple[str, object]],
+          n: int) -> Any:
     """The SDK's documented ``post`` for a request it need not convert, returning the HTTP
     response itself.  ``chat.completions.create`` walks the typed parameters (~1 ms) and
     builds a typed model for every streamed chunk (most of the client's time per attempt);
     the body here is strings and numbers, and the reply is read as plain JSON.  The SDK still
     sends it: the key, retries with backoff, the timeout and the 4xx/5xx errors are its own."""
-    return sdk.post("/chat/completions", body=_request_body(endpoint, messages, detected),
+    return sdk.post("/chat/completions", body=_request_body(endpoint, messages, detected, n),
                     cast_to=transport.http_library().Response, stream=endpoint.stream)
 
 
@@ -241,22 +249,28 @@ class OpenAIClient:
         self.endpoint = endpoint
         self._sync: Any = None
         self._async: Any = None
-        # The fields that help code on this server (model/dialect.py), decided on the first request.
-        self._detected: tuple[tuple[str, object], ...] | None = None
+        # What server this is (model/dialect.py), decided on the first request: the fields that
+        # help code there, and whether it takes ``n``.
+        self._kind: str | None = self.endpoint.kind or (None if self.endpoint.probe else dialect.UNKNOWN)
         self._probing: Any = None  # asyncio.Lock: concurrent first requests ask the server once
 
+    def _sent(self, n: int) -> tuple[tuple[tuple[str, object], ...], int]:
+        """The detected fields and the ``n`` to send.  A server that gives one choice whatever
+        ``n`` asks is sent none: the vote asks again, and its requests share the cached prefix."""
+        kind = self._kind or dialect.UNKNOWN
+        return dialect.fields_for(kind), n if dialect.takes_n(kind) else 1
+
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                 temperature: float | None = None) -> ModelReply:
+                 temperature: float | None = None, n: int = 1) -> ModelReply:
         acc = Accumulator(on_text)
         try:
             if self._sync is None:
                 import openai
 
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
-            if self._detected is None:
-                kind = dialect.detect(self._sync, self.endpoint.base_url) if self.endpoint.probe else dialect.UNKNOWN
-                self._detected = dialect.fields_for(kind)
-            response = _post(self._sync, _at(self.endpoint, temperature), messages, self._detected)
+            if self._kind is None:
+                self._kind = dialect.detect(self._sync, self.endpoint.base_url)
+            response = _post(self._sync, _at(self.endpoint, temperature), messages, *self._sent(n))
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -273,7 +287,8 @@ class OpenAIClient:
         return acc.reply(messages, self.endpoint.model)
 
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None,
+        n: int = 1,
     ) -> ModelReply:
         acc = Accumulator(on_text)
         try:
@@ -281,16 +296,14 @@ class OpenAIClient:
                 import openai
 
                 self._async = openai.AsyncOpenAI(**_client_args(self.endpoint, asynchronous=True))
-            if self._detected is None:
+            if self._kind is None:
                 import asyncio
 
                 self._probing = self._probing or asyncio.Lock()
                 async with self._probing:
-                    if self._detected is None:
-                        kind = await dialect.adetect(self._async, self.endpoint.base_url) \
-                            if self.endpoint.probe else dialect.UNKNOWN
-                        self._detected = dialect.fields_for(kind)
-            response = await _post(self._async, _at(self.endpoint, temperature), messages, self._detected)
+                    if self._kind is None:
+                        self._kind = await dialect.adetect(self._async, self.endpoint.base_url)
+            response = await _post(self._async, _at(self.endpoint, temperature), messages, *self._sent(n))
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):
@@ -309,17 +322,20 @@ class OpenAIClient:
 
 class ScriptedClient:
     """A model that returns canned texts in order; for the loop's in-memory tests
-    and for ``bench/``.  Records every request it is sent."""
+    and for ``bench/``.  Records every request it is sent.  One text a request, whatever
+    ``n`` asks, as a server that ignores ``n``: the vote asks again for each candidate."""
 
     def __init__(self, replies: Iterable[str]) -> None:
         self.replies = list(replies)
         self.requests: list[list[Message]] = []
         self.temperatures: list[float | None] = []  # each request's own, None: the endpoint's
+        self.ns: list[int] = []  # the choices each request asked for
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                 temperature: float | None = None) -> ModelReply:
+                 temperature: float | None = None, n: int = 1) -> ModelReply:
         self.requests.append(list(messages))
         self.temperatures.append(temperature)
+        self.ns.append(n)
         if not self.replies:
             raise ModelServerError("the scripted model has no reply left")
         text = self.replies.pop(0)
@@ -330,6 +346,7 @@ class ScriptedClient:
                                       estimate_usage(text)))
 
     async def acomplete(
-        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None
+        self, messages: Sequence[Message], on_text: TextCallback | None = None, temperature: float | None = None,
+        n: int = 1,
     ) -> ModelReply:
-        return self.complete(messages, on_text, temperature)
+        return self.complete(messages, on_text, temperature, n=n)

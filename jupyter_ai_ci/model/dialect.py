@@ -18,6 +18,9 @@ asks its ``/v1/models`` once, and a llama.cpp server is sent ``repeat_penalty`` 
   ``PARAMETER repeat_penalty 1`` in a Modelfile (docs/configuration.md).
 - Anything else, or a probe that fails or is slow: ``unknown``, sent nothing extra.
 
+Candidates (core/consensus.py) ask for several choices in one request, ``n``: neither llama.cpp
+nor Ollama is ever sent it (they give one choice), every other server is (``takes_n``).
+
 A probe that could not connect, or was answered "not now" (a server still loading its model,
 a rejected key, 5xx), is not remembered: the request itself fails or waits the same way, and the
 next one asks again.  Any other answer is remembered for the process.
@@ -33,7 +36,7 @@ from urllib.parse import urlparse
 from jupyter_ai_ci.model import transport
 
 __all__ = ["LLAMA_CPP", "OLLAMA", "OPENAI", "PROBE_TIMEOUT", "UNKNOWN", "adetect", "detect", "fields_for",
-           "forget", "kind_from_models", "openai_hosted"]
+           "forget", "kind_from_models", "openai_hosted", "takes_n"]
 
 LLAMA_CPP, OLLAMA, OPENAI, UNKNOWN = "llama.cpp", "ollama", "openai", "unknown"
 PROBE_TIMEOUT = 2.0  # seconds: a local server answers /v1/models in milliseconds
@@ -42,6 +45,11 @@ PROBE_TIMEOUT = 2.0  # seconds: a local server answers /v1/models in millisecond
 _FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
     LLAMA_CPP: (("repeat_penalty", 1.0),),
 }
+
+# Kinds that answer one choice whatever ``n`` asks (llama-server, llama-cpp-python, Ollama's
+# /v1): never sent ``n``.  K candidates there are K requests, which share the prompt's cached
+# prefix (the server keeps it from one request to the next), so the prompt is not paid K times.
+_ONE_CHOICE = frozenset({LLAMA_CPP, OLLAMA})
 
 _kinds: dict[str, str] = {}
 _lock = threading.Lock()
@@ -77,6 +85,12 @@ def kind_from_models(payload: Any, headers: Mapping[str, str]) -> str:
 def fields_for(kind: str) -> tuple[tuple[str, object], ...]:
     """The request fields that help code on a server of this kind."""
     return _FIELDS.get(kind, ())
+
+
+def takes_n(kind: str) -> bool:
+    """Whether a request to a server of this kind may ask for several choices (``n``) at once.
+    Any other server is asked: one that ignores ``n`` gives one choice, and is asked again."""
+    return kind not in _ONE_CHOICE
 
 
 def detect(sdk: Any, base_url: str | None) -> str:

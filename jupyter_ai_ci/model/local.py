@@ -31,7 +31,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError, ModelUnreachable
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.model import hub, weights
+from jupyter_ai_ci.model import dialect, hub, weights
 from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 
@@ -308,6 +308,7 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
                    max_tokens=endpoint.max_tokens or 1024,  # a whole analysis in code, not a story
                    extra_body=(("repeat_penalty", 1.0),),  # llama.cpp's 1.1 default hurts code
                    probe=False,  # known to be llama-cpp-python: no need to ask it
+                   kind=dialect.LLAMA_CPP,  # so it is never sent n (model/dialect.py)
                    base_url_from="the local model server's port", api_key_from="the local model server's key")
 
 
@@ -344,11 +345,11 @@ class LocalClient:
         return server.client(self.endpoint)
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                 temperature: float | None = None) -> ModelReply:
+                 temperature: float | None = None, n: int = 1) -> ModelReply:
         try:
             server = self._server()
             try:
-                return server.client(self.endpoint).complete(messages, on_text, temperature)
+                return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
             finally:
                 server.end()
         except ModelError:
@@ -358,12 +359,12 @@ class LocalClient:
             raise
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
-                        temperature: float | None = None) -> ModelReply:
+                        temperature: float | None = None, n: int = 1) -> ModelReply:
         import asyncio
 
         # Starting the server blocks for a second or two: keep it off the event loop.
         server = await asyncio.get_running_loop().run_in_executor(None, self._server)
         try:
-            return await server.client(self.endpoint).acomplete(messages, on_text, temperature)
+            return await server.client(self.endpoint).acomplete(messages, on_text, temperature, n=n)
         finally:
             server.end()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_ai_ci.errors import ModelServerError
@@ -23,13 +24,16 @@ TextCallback = Callable[[str], None]
 
 class Accumulator:
     """Collects a streamed or whole reply into a ModelReply.  Reads the JSON as plain
-    dicts: building the SDK's typed models for each chunk was most of the client's time."""
+    dicts: building the SDK's typed models for each chunk was most of the client's time.
+
+    A request for several choices (``n``) gets each by its ``index``; streamed, their chunks
+    interleave.  Only choice 0's text goes to ``on_text``: it is the one a driver shows as it
+    comes (the others are candidates, run later, ``ModelReply.alternatives``)."""
 
     def __init__(self, on_text: TextCallback | None) -> None:
         self.on_text = on_text
-        self.parts: list[str] = []
+        self.choices: dict[int, _Choice] = {}
         self.model = ""
-        self.finish: str | None = None
         self.usage: Usage | None = None
         self.started = time.perf_counter()
 
@@ -45,17 +49,19 @@ class Accumulator:
         self.model = chunk.get("model") or self.model
         self._usage(chunk.get("usage"))
         for choice in chunk.get("choices") or ():
+            index = _index(choice, 0)
+            got = self.choices.setdefault(index, _Choice())
             text = (choice.get("delta") or {}).get("content")
             if text:
-                self.parts.append(text)
-                if self.on_text:
+                got.parts.append(text)
+                if self.on_text and index == 0:
                     self.on_text(text)
-            self.finish = choice.get("finish_reason") or self.finish
+            got.finish = choice.get("finish_reason") or got.finish
 
     def check_complete(self, host: str) -> None:
-        # Every OpenAI-compatible server ends a stream with a finish_reason;
+        # Every OpenAI-compatible server ends a stream with a finish_reason for each choice;
         # without one the connection dropped mid-reply.
-        if self.finish is None:
+        if not self.choices or any(c.finish is None for c in self.choices.values()):
             raise ModelServerError(
                 f"the reply from {host} was cut off mid-stream; try again"
             )
@@ -67,26 +73,43 @@ class Accumulator:
         choices = completion.get("choices")
         if not choices:
             raise ModelServerError("the model's reply had no choices; check the endpoint and model name")
-        choice = choices[0]
-        text = (choice.get("message") or {}).get("content") or ""
-        self.parts.append(text)
+        for place, choice in enumerate(choices):
+            text = (choice.get("message") or {}).get("content") or ""
+            self.choices[_index(choice, place)] = _Choice([text], choice.get("finish_reason"))
+        text = self._texts()[0]
         if self.on_text and text:
             self.on_text(text)
-        self.finish = choice.get("finish_reason")
         self._usage(completion.get("usage"))
 
+    def _texts(self) -> list[str]:
+        """Each choice's text in index order (choice 0 first); one empty text for none."""
+        return ["".join(self.choices[i].parts) for i in sorted(self.choices)] or [""]
+
     def reply(self, messages: Sequence[Message], model: str) -> ModelReply:
-        text = "".join(self.parts)
-        usage = self.usage or Usage(
-            sum(estimate_usage(m.content) for m in messages), estimate_usage(text)
+        texts = self._texts()
+        usage = self.usage or Usage(  # the prompt once, whatever the number of choices
+            sum(estimate_usage(m.content) for m in messages), sum(estimate_usage(t) for t in texts)
         )
         return ModelReply(
-            text=text,
+            text=texts[0],
             model=self.model or model,
             usage=usage,
-            finish_reason=self.finish,
+            finish_reason=self.choices[min(self.choices)].finish if self.choices else None,
             seconds=time.perf_counter() - self.started,
+            alternatives=tuple(texts[1:]),
         )
+
+
+@dataclass
+class _Choice:
+    parts: list[str] = field(default_factory=list)
+    finish: str | None = None
+
+
+def _index(choice: Any, default: int) -> int:
+    """A choice's ``index``; ``default`` where a server leaves it out (one choice, usually)."""
+    index = choice.get("index") if isinstance(choice, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else default
 
 
 class StreamError(Exception):

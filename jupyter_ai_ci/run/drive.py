@@ -206,7 +206,7 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                 book.begin(action)
                 failed = ""
                 try:
-                    result = model.complete(action.messages, book.text, action.temperature)
+                    result = model.complete(action.messages, book.text, action.temperature, n=action.n)
                 except (ModelError, KeyboardInterrupt) as error:
                     # Ctrl-C while a slow model writes the answer stops the answer, not the work; a
                     # failed call for another candidate ends the asking, not the vote (not Ctrl-C:
@@ -255,7 +255,7 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                 book.begin(action)
                 failed = ""
                 try:
-                    result = await model.acomplete(action.messages, book.text, action.temperature)
+                    result = await model.acomplete(action.messages, book.text, action.temperature, n=action.n)
                 except ModelError as error:
                     # (An interrupt here ends the command line's run, which saves nothing then.)
                     if action.purpose not in ("answer", "candidate"):

@@ -4,7 +4,9 @@ Streamed (SSE) and whole replies, with ``usage``; faults on demand (status
 codes, Retry-After, a stream cut mid-reply, a malformed body, a slow answer).
 Every request body is recorded, so tests assert on what was *sent* as well as
 on what happened; so is every GET's path.  ``models`` / ``models_headers`` set what
-``GET /v1/models`` answers, to stand in for llama.cpp, Ollama or another server.
+``GET /v1/models`` answers, to stand in for llama.cpp, Ollama or another server.  A request
+for several choices (``n``) gets a reply's ``alternatives`` as choices 1.., streamed
+interleaved as servers stream them.
 Nothing in the SDK is patched: requests travel over TCP.
 
     with ScriptedOpenAIServer([Reply("```python\\nx = 1\\n```")]) as server:
@@ -36,6 +38,14 @@ class Reply:
     raw: str | None = None  # send this body as is (malformed replies)
     usage: bool = True
     tokens: tuple[int, int] | None = None  # (prompt, completion) to report instead of a count of the text
+    # Choices 1.. of a request that asks for several (``n``), at most n - 1 of them served, as a
+    # server that honours ``n`` does; none (the default): one choice, as one that ignores it.
+    alternatives: tuple[str, ...] = ()
+
+    def texts(self, n: Any) -> list[str]:
+        """The choices served to a request whose ``n`` is ``n``, choice 0 first."""
+        wanted = n if isinstance(n, int) and n > 1 else 1
+        return [self.text, *self.alternatives[: wanted - 1]]
 
 
 def _tokens(text: str) -> int:
@@ -188,25 +198,26 @@ class ScriptedOpenAIServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                prompt, completion = reply.tokens or (_tokens(text), _tokens(reply.text))
+                texts = reply.texts(body.get("n"))
+                prompt, completion = reply.tokens or (_tokens(text), sum(_tokens(t) for t in texts))
                 usage = {"prompt_tokens": prompt, "completion_tokens": completion,
                          "total_tokens": prompt + completion}
                 model = body.get("model") or server.model
                 if body.get("stream"):
-                    self._stream(reply, model, usage if reply.usage else None,
+                    self._stream(reply, texts, model, usage if reply.usage else None,
                                  bool((body.get("stream_options") or {}).get("include_usage")))
                 else:
                     payload: dict[str, Any] = {
                         "id": "chatcmpl-scripted", "object": "chat.completion",
                         "created": int(time.time()), "model": model,
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": reply.text}}],
+                        "choices": [{"index": i, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": t}} for i, t in enumerate(texts)],
                     }
                     if reply.usage:
                         payload["usage"] = usage
                     self._json(200, payload)
 
-            def _stream(self, reply: Reply, model: str, usage: dict[str, int] | None,
+            def _stream(self, reply: Reply, texts: list[str], model: str, usage: dict[str, int] | None,
                         include_usage: bool) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -226,23 +237,28 @@ class ScriptedOpenAIServer:
                     self.wfile.flush()
 
                 def chunk(delta: dict[str, Any], finish: str | None = None,
-                          use: dict[str, int] | None = None, choices: bool = True) -> None:
+                          use: dict[str, int] | None = None, choices: bool = True, index: int = 0) -> None:
                     event: dict[str, Any] = {
                         "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
                         "created": int(time.time()), "model": model,
-                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if choices else [],
+                        "choices": [{"index": index, "delta": delta, "finish_reason": finish}] if choices else [],
                     }
                     if use is not None:
                         event["usage"] = use
                     write(f"data: {json.dumps(event)}\n\n".encode())
 
-                chunk({"role": "assistant", "content": ""})
-                text = reply.text if reply.cut_after is None else reply.text[: reply.cut_after]
-                for i in range(0, len(text), 16):
-                    chunk({"content": text[i: i + 16]})
+                # Several choices interleave, a piece of each in turn, as servers generate them.
+                cuts = [t if reply.cut_after is None else t[: reply.cut_after] for t in texts]
+                for index in range(len(cuts)):
+                    chunk({"role": "assistant", "content": ""}, index=index)
+                for i in range(0, max(len(t) for t in cuts), 16):
+                    for index, text in enumerate(cuts):
+                        if text[i: i + 16]:
+                            chunk({"content": text[i: i + 16]}, index=index)
                 if reply.cut_after is not None:
                     return  # the connection closes mid-reply, with no [DONE]
-                chunk({}, finish="stop")
+                for index in range(len(cuts)):
+                    chunk({}, finish="stop", index=index)
                 if include_usage and usage is not None:
                     chunk({}, use=usage, choices=False)
                 write(b"data: [DONE]\n\n")

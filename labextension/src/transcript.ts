@@ -28,9 +28,11 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       return true;
     }
     case 'notice':
-      if (msg.kind === 'replayed-text') {
-        // The recorded reply, where the model's would have streamed: rendered like one.
-        entries.push({ kind: 'model', text: String(msg.text), purpose: 'replayed' });
+      if (msg.kind === 'replayed-text' || msg.kind === 'candidate-text') {
+        // The recorded reply, or another choice of the last reply (candidates asked for in one
+        // request), where the model's would have streamed: rendered like one.
+        const purpose = msg.kind === 'replayed-text' ? 'replayed' : 'candidate';
+        entries.push({ kind: 'model', text: String(msg.text), purpose });
         return true;
       }
       // A refusal ends the run, and so does a reply without code: the last line says it, once.

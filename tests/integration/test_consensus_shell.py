@@ -82,6 +82,37 @@ def test_the_majority_wins_and_the_last_candidate_is_committed_when_it_is_of_it(
     assert len(model_server.requests) == 3
 
 
+def test_the_other_candidates_come_in_one_request_with_n_the_prompt_paid_once(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    # The scripted server answers n as OpenAI or vLLM does: the reply's alternatives are choices 1..
+    model_server.script(py("applied.append(1)\n76"),
+                        Reply(py("applied.append(2)\n36"), alternatives=(py("applied.append(3)\n76.0"),)))
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert len(model_server.requests) == 2
+    first, second = model_server.requests
+    assert "n" not in first and second["n"] == 2 and second["temperature"] == 0.7
+    assert "candidate 2 of 3: 36 — differs" in out
+    # The second choice, never streamed, is shown before it runs, as a reply would be.
+    assert "another candidate, from the same reply ──\nSure.\n```python\napplied.append(3)" in out
+    assert "candidate 3 of 3: 76.0 — agrees with 1" in out
+    assert "⚠ candidates disagree: 76.0 (2 of 3) vs 36" in out
+    assert ip.user_ns["applied"] == [3]  # each candidate rolled back before the next: the last one committed
+    outcome = ip.find_magic("ask").__self__.driver().last_outcome
+    assert outcome.requests == 2
+
+
+def test_an_endpoint_that_gives_fewer_choices_than_asked_is_asked_again_for_the_rest(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    # Asked for 2, it gives 1 (an endpoint that ignores n): the third candidate is a request of its own.
+    model_server.script(py("applied.append(1)\n76"), py("applied.append(2)\n36"), py("applied.append(3)\n12"))
+    assert ask(ip, "How many answered yes in survey?").success
+    out = capsys.readouterr().out
+    assert [r.get("n") for r in model_server.requests] == [None, 2, None]  # the last asks for the one missing
+    assert "candidate 3 of 3: 12 — differs" in out and "from the same reply" not in out
+    assert "⚠ candidates disagree: 76 (1 of 3) vs 36 vs 12" in out
+
+
 def test_a_candidate_that_changes_a_frame_in_place_is_undone_before_the_next(
         ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
     doubling = py("survey['x'] = survey['x'] * 2\nsurvey['x'].sum()")

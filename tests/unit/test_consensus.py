@@ -12,7 +12,7 @@ import pytest
 from jupyter_ai_ci.core.loop import agent_loop
 from jupyter_ai_ci.core.sameresult import key, same, shown
 from jupyter_ai_ci.core.settings import LoopSettings
-from jupyter_ai_ci.drivers.magic_view import RunView
+from jupyter_ai_ci.drivers.magic_view import RichReporter, RunView
 from jupyter_ai_ci.drivers.server.protocol import AskMessage, RequestRefused
 from jupyter_ai_ci.events import (
     CallModel,
@@ -64,7 +64,8 @@ def py(code: str) -> str:
 class Kernel:
     """Plays the driver: canned replies and results, and what the loop asked of it."""
 
-    def __init__(self, replies: list[str], results: list[ExecutionResult], notes: FailureNotes | None = None):
+    def __init__(self, replies: list[str | ModelReply], results: list[ExecutionResult],
+                 notes: FailureNotes | None = None):
         self.replies, self.results, self.notes = list(replies), list(results), notes
         self.log: list[str] = []
         self.calls: list[CallModel] = []
@@ -78,7 +79,8 @@ class Kernel:
                 sent = None
                 if isinstance(action, CallModel):
                     self.calls.append(action)
-                    sent = ModelReply(self.replies.pop(0), usage=Usage(10, 5))
+                    reply = self.replies.pop(0)
+                    sent = reply if isinstance(reply, ModelReply) else ModelReply(reply, usage=Usage(10, 5))
                 elif isinstance(action, Execute):
                     self.log.append(f"run {action.attempt}")
                     sent = self.results.pop(0)
@@ -89,6 +91,8 @@ class Kernel:
                     sent = self.notes or FailureNotes()
                 elif isinstance(action, Notice) and action.kind == "candidate":
                     self.log.append(action.text)
+                elif isinstance(action, Notice) and action.kind == "candidate-text":
+                    self.log.append(f"shown {action.text!r}")
         except StopIteration as stop:
             return stop.value  # type: ignore[no-any-return]
 
@@ -104,6 +108,36 @@ def test_the_first_two_agree_so_the_third_is_never_asked_and_the_second_is_commi
     assert outcome.requests == 2 and outcome.usage == Usage(20, 10)
     facts = summarize(outcome)
     assert facts.line() == "✓ done · 2 of 2 candidates agree · 30 tokens"
+
+
+def test_the_rest_are_asked_for_in_one_request_and_its_other_choices_run_in_turn() -> None:
+    k = Kernel([py("a"), ModelReply(py("b"), usage=Usage(10, 10), alternatives=(py("c"),))],
+               [ExecutionResult(result=r) for r in ("76", "36", "76")])
+    outcome = k.run()
+    assert [(c.purpose, c.n) for c in k.calls] == [("first", 1), ("candidate", 2)]
+    # The second choice is shown where a reply would stream, once the first is rolled back.
+    assert k.log[k.log.index("candidate 2 of 3: 36 — differs"):] == [
+        "candidate 2 of 3: 36 — differs", "rollback 2", "shown '```python\\nc\\n```'", "checkpoint 3", "run 3",
+        "candidate 3 of 3: 76 — agrees with 1", "commit 3"]
+    assert [c.code for c in outcome.cells] == ["c"]
+    assert outcome.requests == 2 and outcome.usage == Usage(20, 15)  # the one call's usage, once
+
+
+def test_fewer_choices_than_asked_are_asked_again_for_the_rest() -> None:
+    # An endpoint that ignores n (or is never sent it: llama.cpp, Ollama) gives one choice a request.
+    k = Kernel([py("a"), py("b"), py("c")], [ExecutionResult(result=r) for r in ("76", "36", "12", "76")])
+    outcome = k.run()
+    assert [(c.purpose, c.n) for c in k.calls] == [("first", 1), ("candidate", 2), ("candidate", 1)]
+    assert outcome.requests == 3 and not any(line.startswith("shown") for line in k.log)
+
+
+def test_two_that_agree_drop_the_choices_still_waiting() -> None:
+    k = Kernel([py("a"), ModelReply(py("b"), alternatives=(py("c"), py("d")))],
+               [ExecutionResult(result="76"), ExecutionResult(result="76")])
+    outcome = k.run(candidates=4)
+    assert [c.n for c in k.calls] == [1, 3]
+    assert k.log[-2:] == ["candidate 2 of 4: 76 — agrees with 1", "commit 2"]
+    assert outcome.requests == 2 and summarize(outcome).what() == "done · 2 of 2 candidates agree"
 
 
 def test_no_majority_applies_the_first_again_and_is_never_a_tick() -> None:
@@ -213,6 +247,30 @@ def test_the_magic_view_titles_each_candidate_by_its_result() -> None:
     assert view.text().splitlines() == ["⚠ candidates disagree: 76 (1 of 2) vs 36",
                                         "  ◆ candidate 1 of 3: 76", "  ◆ candidate 2 of 3: 36 — differs",
                                         "  ◆ applying candidate 1 (1 of 2)"]
+
+
+def test_the_magic_view_gives_another_choice_of_the_same_reply_a_section_of_its_own() -> None:
+    class Handle:
+        def update(self, bundle: dict[str, str], **kwargs: object) -> None:
+            self.bundle = bundle
+
+    reporter = RichReporter("m", lambda bundle, **kwargs: Handle())
+    reporter.model_started(CallModel((), "candidate", n=2))
+    reporter.model_text(py("b"))
+    reporter.model_finished()
+    for section, (number, result, verdict) in enumerate(((2, "36", "differs"), (3, "76", "agrees with 1"))):
+        if section:  # no call: the reply's second choice
+            reporter.notice(Notice("candidate-text", py("c")))
+        reporter.notice(Notice("attempt", "", attempt=number))
+        reporter.executing(Execute("n", number, 1, 0))
+        reporter.executed(Execute("n", number, 1, 0), ExecutionResult(result=result))
+        reporter.notice(Notice("candidate", f"candidate {number} of 3: {result} — {verdict}", attempt=number))
+    view = reporter.view
+    assert [(s.purpose, s.attempt) for s in view.sections] == [("candidate", 2), ("candidate", 3)]
+    assert view.sections[1].text == py("c")
+    view.final = "⚠ candidates disagree"
+    assert view.text().splitlines()[1:] == ["  ◆ candidate 2 of 3: 36 — differs",
+                                            "  ◆ candidate 3 of 3: 76 — agrees with 1"]
 
 
 @pytest.mark.parametrize("value", [0, 10, True, "3", 2.0])

@@ -7,6 +7,8 @@ import asyncio
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,7 @@ from jupyter_ai_ci.errors import ModelServerError
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import dialect
 from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.local import localized
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 HI = [Message("user", "hi")]
@@ -120,6 +123,39 @@ def test_ollama_and_unknown_servers_get_only_openai_fields(server: ScriptedOpenA
     client.complete(HI)
     assert [set(body) for body in server.requests] == [OPENAI_FIELDS] * 2
     assert server.gets == ["/v1/models"]
+
+
+@pytest.mark.parametrize(("models", "headers"), [(LLAMA_SERVER, {"Server": "llama.cpp"}), (LLAMA_CPP_PYTHON, {}),
+                                                  (OLLAMA, {})])
+def test_llama_cpp_and_ollama_are_never_sent_n(server: ScriptedOpenAIServer, models: dict[str, Any],
+                                               headers: dict[str, str]) -> None:
+    # They give one choice whatever n asks: the vote asks again, its requests sharing the prefix
+    # the server keeps cached.  (The scripted server would serve the alternatives to an n.)
+    server.models, server.models_headers = models, headers
+    server.script(*(Reply(text, alternatives=("other",)) for text in "ab"))
+    replies = [_client(server).complete(HI, n=2), asyncio.run(_client(server, stream=False).acomplete(HI, n=3))]
+    assert [(r.text, r.alternatives) for r in replies] == [("a", ()), ("b", ())]
+    assert ["n" in body for body in server.requests] == [False, False]
+
+
+@pytest.mark.parametrize("models", [VLLM, None])
+def test_other_servers_are_sent_n(server: ScriptedOpenAIServer, models: dict[str, Any] | None) -> None:
+    server.models = models
+    server.script(Reply("a", alternatives=("b",)))
+    assert _client(server).complete(HI, n=2).alternatives == ("b",)
+    assert server.requests[0]["n"] == 2
+
+
+def test_the_managed_local_model_is_never_sent_n_nor_asked_what_it_is(server: ScriptedOpenAIServer) -> None:
+    # llama-cpp-python, known without asking (model/local.py): the same as a llama.cpp found by asking.
+    endpoint = replace(localized(Endpoint(model="m"), Path("qwen.gguf")), base_url=server.base_url,
+                       max_retries=0, timeout=5.0)
+    server.script(Reply("a", alternatives=("b",)), Reply("c", alternatives=("d",)))
+    assert OpenAIClient(endpoint).complete(HI, n=2).alternatives == ()
+    assert asyncio.run(OpenAIClient(endpoint).acomplete(HI, n=2)).alternatives == ()
+    assert ["n" in body for body in server.requests] == [False, False]
+    assert [body["repeat_penalty"] for body in server.requests] == [1.0, 1.0]
+    assert server.gets == []
 
 
 def test_openai_is_never_asked_and_never_sent_a_field_of_ours(server: ScriptedOpenAIServer) -> None:

@@ -194,3 +194,21 @@ def test_extra_body_fields_arrive_in_the_request_body(model_server: ScriptedOpen
     assert sent["temperature"] == 0.5
     assert sent["model"] == "m" and sent["messages"] == [{"role": "user", "content": "hi"}]
     assert sent["stream"] is stream and ("stream_options" in sent) is stream
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_several_choices_in_one_request_sync_and_async(model_server: ScriptedOpenAIServer, stream: bool) -> None:
+    # Candidates (core/consensus.py) ask for the rest at once: the body says n, the reply holds
+    # every choice in index order, and only the first streams to the driver.
+    import asyncio
+
+    model_server.script(Reply("a" * 40, alternatives=("b" * 40, "c")), Reply("d", alternatives=("e", "f")), "g")
+    pieces: list[str] = []
+    reply = client(model_server, stream=stream).complete(HI, pieces.append, n=3)
+    assert (reply.text, reply.alternatives) == ("a" * 40, ("b" * 40, "c"))
+    assert "".join(pieces) == "a" * 40
+    assert reply.usage.completion_tokens == 10 + 10 + 1  # the server's count: every choice, once
+    fewer = asyncio.run(client(model_server, stream=stream).acomplete(HI, n=2))
+    assert (fewer.text, fewer.alternatives) == ("d", ("e",))
+    assert client(model_server, stream=stream).complete(HI).alternatives == ()
+    assert [r.get("n") for r in model_server.requests] == [3, 2, None]  # never "n": 1

@@ -262,7 +262,8 @@ class _Recorder:
     def __init__(self) -> None:
         self.sent: list[Message] = []
 
-    def complete(self, messages: list[Message], on_text: object = None, temperature: object = None) -> ModelReply:
+    def complete(self, messages: list[Message], on_text: object = None, temperature: object = None,
+                 n: int = 1) -> ModelReply:
         self.sent = list(messages)
         return ModelReply("")
 

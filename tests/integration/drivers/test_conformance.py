@@ -294,6 +294,24 @@ async def test_candidates_that_disagree_are_never_a_tick_and_only_the_applied_on
     assert [c.source for c in cells[len(SETUP) + 1:]] == ["n = 76\nprint(n)"]
 
 
+async def test_the_other_candidates_are_asked_for_in_one_request_with_n_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # The scripted server takes n as OpenAI and vLLM do: candidates 2 and 3 are one reply's two choices.
+    third = py("n = 12\nprint(n)").text
+    replies = [py("n = 76\nprint(n)"), py("n = 36\nprint(n)", alternatives=(third,))]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "count the answers that say yes", replies, probe=("n",), candidates=3)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert "candidates disagree: 76 (1 of 3) vs 36 vs 12" in s.message.lower(), (s.driver, s.message)
+        assert [r.get("n") for r in s.requests] == [None, 2], s.driver
+        assert s.usage == (2, 200, 40), s.driver  # the second request's usage, once, for both choices
+        assert s.names == ["n"] or s.driver == "cli", s.driver
+    # Each candidate still has a cell of its own, in the place of the one before.
+    assert [e["replace"] for e in seen[1].executes] == [[], ["gen-1"], ["gen-2"], ["gen-3"]]
+
+
 async def test_two_candidates_that_agree_stop_early_in_every_driver(
         model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
         jp_root_dir: Path) -> None:
