@@ -94,7 +94,11 @@ def test_a_busy_loop_is_interrupted_too(kernel: KernelSession, server: ScriptedO
     server.script(py("while True:\n    pass"), py("n = 0\nwhile True:\n    n += 1"))
     run = kernel.run("%%ask --retries 1\nloop forever", timeout=60)
     assert run.ename == "RetriesExhausted" and "TimeoutError" in run.evalue
-    assert kernel.alive() and kernel.run("1 + 1").status == "ok"
+    assert kernel.alive()
+    # ipykernel 6 answers 'aborted' to a cell sent while it still aborts its queue after a failed
+    # one (stop_on_error), on a loaded machine (the oldest versions' CI run): asked again, it is over.
+    status = next((s for s in (kernel.run("1 + 1").status for _ in range(20)) if s != "aborted"), "aborted")
+    assert status == "ok"
 
 
 def test_output_kept_and_fed_back_is_capped(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
