@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.success import dabench, dabench_report  # noqa: E402
 from bench.success.dabench_run import QuestionRun, run_dabench  # noqa: E402
 from bench.success.dabench_run import as_records as dabench_records  # noqa: E402
+from bench.success.dabench_store import Store, commit  # noqa: E402
 from bench.success.data import generate  # noqa: E402
 from bench.success.heldout import HELDOUT  # noqa: E402
 from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
@@ -93,6 +94,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--log", action="store_true", help="real model: write every request and reply to "
                    "requests.jsonl in the output directory")
     p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
+    p.add_argument("--resume", action="store_true", help="dabench: go on with the run in --out, asking only "
+                   "the questions it has not answered (same settings and commit)")
     return p.parse_args(argv)
 
 
@@ -128,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.suite == "dabench" or args.path is not None:
         return dabench_main(args)
+    if args.resume:
+        raise SystemExit("success_rate: --resume is for --suite dabench (a task suite runs in one sitting)")
     tasks = select(args.tasks, HELDOUT if args.suite == "heldout" else TASKS)
     mode = "scripted" if args.scripted else args.model
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -190,10 +195,18 @@ def dabench_main(args: argparse.Namespace) -> int:
         raise SystemExit("success_rate: --repeat and --schedules are for the task suites, not --suite dabench")
     if args.sample < 0:
         raise SystemExit("success_rate: --sample takes a number of questions, 1 or more")
+    if args.resume and args.out is None:
+        raise SystemExit("success_rate: --resume goes on with the run in --out OUT: give its folder")
     questions = dabench.choose(dabench.load(args.path), args.tasks, args.sample, args.seed)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or Path(__file__).parent / "results" / f"dabench-{args.model.replace('/', '_')}-{stamp}"
-    out.mkdir(parents=True, exist_ok=True)
+    store = Store(out)
+    asked = {"model": args.model, "data": str(args.path.resolve()), "questions": [q.id for q in questions],
+             "answer": args.answer, "retries": args.retries, "candidates": args.candidates,
+             "fix_from_start": args.fix_from_start, "timeout": args.timeout,
+             "request_timeout": args.request_timeout, "commit": commit()}
+    done = store.open(asked, args.resume)
+    todo = [q for q in questions if q.id not in done]
     try:
         endpoint, client, mode = real_model(args.model, args.request_timeout)
     except AICIError as exc:
@@ -206,28 +219,37 @@ def dabench_main(args: argparse.Namespace) -> int:
     config.data_dir.mkdir(exist_ok=True)
     started = time.perf_counter()
 
-    def progress(run: QuestionRun, done: int, total: int) -> None:
+    def progress(run: QuestionRun, count: int, total: int) -> None:
+        store.add(run)
         shown = ", ".join(f"{a.way} {a.status} {'right' if a.right else 'wrong'}" for a in run.ways)
-        print(f"[{done}/{total}] {time.perf_counter() - started:.0f}s  question {run.id}: {shown}",
-              file=sys.stderr, flush=True)
+        print(f"[{len(done) + count}/{len(questions)}] {time.perf_counter() - started:.0f}s  question {run.id}: "
+              f"{shown}", file=sys.stderr, flush=True)
 
+    if done:
+        print(f"resuming {out}: {len(done)} of {len(questions)} questions answered before", file=sys.stderr)
     try:
-        runs = asyncio.run(run_dabench(questions, args.path, config, args.answer, progress, args.candidates))
+        fresh = asyncio.run(run_dabench(todo, args.path, config, args.answer, progress, args.candidates)) \
+            if todo else []
     except asyncio.CancelledError:
-        print("stopped (SIGTERM); nothing written", file=sys.stderr)
+        print(f"stopped (SIGTERM); the questions answered are kept in {out}: --resume --out {out} goes on",
+              file=sys.stderr)
         return 143
+    runs = [*done.values(), *fresh]
+    order = {q.id: i for i, q in enumerate(questions)}
+    runs.sort(key=lambda r: order[r.id])
     wall = time.perf_counter() - started
     summary = dabench_report.summarize(runs)
     meta = {"mode": mode, "suite": "dabench", "endpoint": endpoint.host if endpoint else "",
             "questions": [q.id for q in questions], "sample": args.sample, "seed": args.seed,
             "answer": args.answer, "fix_from_start": fix, "retries": args.retries, "jobs": args.jobs,
-            "candidates": args.candidates,
+            "candidates": args.candidates, "commit": asked["commit"], "resumed": len(done),
             "wall_seconds": round(wall, 2), "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (out / "dabench.json").write_text(json.dumps({"meta": meta, "summary": summary,
                                                   "runs": dabench_records(runs)}, indent=2))
     print(dabench_report.table(runs, summary))
     sample = f"a sample of {args.sample}, seed {args.seed}" if args.sample else "by id" if args.tasks else "all"
-    print(f"\n{len(runs)} DABench questions ({sample}) in {wall:.1f} s with {args.jobs} kernel(s); "
+    sitting = f", {len(done)} of them answered before --resume" if done else ""
+    print(f"\n{len(runs)} DABench questions ({sample}{sitting}) in {wall:.1f} s with {args.jobs} kernel(s); "
           f"wrote {out}/dabench.json")
     return 0
 

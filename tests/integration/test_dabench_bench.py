@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench.success.dabench_run import ONE_SHOT_SYSTEM
 from bench.success.schedules import fenced
 from bench.success_rate import main
@@ -86,3 +88,41 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
     text = capsys.readouterr().out  # type: ignore[attr-defined]
     assert [line.split()[:5] for line in text.splitlines() if line.startswith(("loop", "one-shot"))] == [
         ["loop", "66.7%", "2/3", "75.0%", "3/4"], ["one-shot", "33.3%", "1/3", "50.0%", "2/4"]]
+
+
+def _answers(*qids: int) -> list[str]:
+    """Questions ``qids`` of QUESTIONS answered right by the loop (code, then words) and by the one-shot."""
+    code = {1: "print(f\"@mean_score[{s['score'].mean():.2f}]\")", 2: "print('@max_x[2]', '@max_y[6]')",
+            3: "print(f'@rows[{len(s)}]')"}
+    return [reply for q in qids for reply in (fenced(READ + code[q]), "Done.", fenced(READ + code[q]))]
+
+
+def test_a_stopped_run_resumes_where_it_stopped(tmp_path: Path, model_server: ScriptedOpenAIServer,
+                                                capsys: object) -> None:
+    data, out = write_dataset(tmp_path / "dabench"), tmp_path / "out"
+    argv = ["--model", "stand-in", "--suite", "dabench", str(data), "--jobs", "1", "--retries", "1", "--out", str(out)]
+    model_server.script(*_answers(1, 2, 3))
+    assert main(argv) == 0
+    whole = json.loads((out / "dabench.json").read_text())
+    assert whole["summary"]["loop"]["right"] == 3 and whole["summary"]["one-shot"]["right"] == 3
+    # As if the sitting had been killed while question 3 was written: 1 kept, 2 and a cut line lost.
+    lines = (out / "questions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [1, 2, 3]
+    (out / "questions.jsonl").write_text(lines[0] + "\n" + lines[2][:40])
+    with pytest.raises(SystemExit, match="holds a run already: --resume goes on"):
+        main(argv)  # never started over on top of a run's records
+    with pytest.raises(SystemExit, match="retries 1 then, 2 now"):
+        main([*argv[:-4], "--retries", "2", "--out", str(out), "--resume"])
+    model_server.script(*_answers(2, 3))
+    assert main([*argv, "--resume"]) == 0
+    assert model_server.misses == [] and model_server.replies == []
+    new = model_server.requests  # script() starts the record anew
+    assert len(new) == 6 and not any("mean score" in m["content"] for b in new for m in b["messages"])
+    resumed = json.loads((out / "dabench.json").read_text())
+    assert [r["id"] for r in resumed["runs"]] == [1, 2, 3] and resumed["meta"]["resumed"] == 1
+    graded = ("right", "sub_right", "questions", "shown_done", "silently_wrong", "statuses", "attempts")
+    for way in ("loop", "one-shot"):
+        assert {k: resumed["summary"][way][k] for k in graded} == {k: whole["summary"][way][k] for k in graded}
+    assert "3 DABench questions (all, 1 of them answered before --resume)" in capsys.readouterr().out  # type: ignore[attr-defined]
+    with pytest.raises(SystemExit, match="--resume goes on with the run in --out OUT"):
+        main([*argv[:-2], "--resume"])

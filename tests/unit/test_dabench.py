@@ -142,6 +142,7 @@ def test_not_answered_and_flagged_answers_are_never_counted_as_shown_done() -> N
     (["--model", "m", "--suite", "dabench", "DATA", "--repeat", "3"], "--repeat and --schedules are for the task"),
     (["--model", "m", "--suite", "dabench", "DATA", "--sample", "-1"], "--sample takes a number"),
     (["--model", "m", "--suite", "dabench", "NOWHERE"], "NOWHERE lacks da-dev-questions.jsonl"),
+    (["--model", "m", "--resume"], "--resume is for --suite dabench"),
 ])
 def test_bad_command_lines_say_what_to_do(argv: list[str], says: str, tmp_path: Path) -> None:
     from bench.success_rate import main
