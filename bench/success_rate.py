@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -207,6 +208,8 @@ def dabench_main(args: argparse.Namespace) -> int:
              "request_timeout": args.request_timeout, "commit": commit()}
     done = store.open(asked, args.resume)
     todo = [q for q in questions if q.id not in done]
+    if args.sample:  # asked in an order fixed by the seed: a run stopped part way is a random part of the sample
+        random.Random(args.seed).shuffle(todo)
     try:
         endpoint, client, mode = real_model(args.model, args.request_timeout)
     except AICIError as exc:
