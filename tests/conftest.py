@@ -42,6 +42,7 @@ def model_server(_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch)
     """The scripted model, emptied for each test; OPENAI_* point at it."""
     _server.script()
     _server.api_key = None
+    _server.max_n = None
     monkeypatch.setenv("OPENAI_BASE_URL", _server.base_url)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("JUPYTER_AI_CI_MODEL", raising=False)

@@ -258,7 +258,7 @@ class OpenAIClient:
         """The detected fields and the ``n`` to send.  A server that gives one choice whatever
         ``n`` asks is sent none: the vote asks again, and its requests share the cached prefix."""
         kind = self._kind or dialect.UNKNOWN
-        return dialect.fields_for(kind), n if dialect.takes_n(kind) else 1
+        return dialect.fields_for(kind), n if dialect.takes_n(kind, self.endpoint.base_url) else 1
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None, n: int = 1) -> ModelReply:
@@ -270,7 +270,14 @@ class OpenAIClient:
                 self._sync = openai.OpenAI(**_client_args(self.endpoint))
             if self._kind is None:
                 self._kind = dialect.detect(self._sync, self.endpoint.base_url)
-            response = _post(self._sync, _at(self.endpoint, temperature), messages, *self._sent(n))
+            fields, sent_n = self._sent(n)
+            try:
+                response = _post(self._sync, _at(self.endpoint, temperature), messages, fields, sent_n)
+            except Exception as exc:
+                if not dialect.refused_n(exc, sent_n):
+                    raise
+                response = _post(self._sync, _at(self.endpoint, temperature), messages, fields, 1)
+                dialect.refuses_n(self.endpoint.base_url)
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -303,7 +310,14 @@ class OpenAIClient:
                 async with self._probing:
                     if self._kind is None:
                         self._kind = await dialect.adetect(self._async, self.endpoint.base_url)
-            response = await _post(self._async, _at(self.endpoint, temperature), messages, *self._sent(n))
+            fields, sent_n = self._sent(n)
+            try:
+                response = await _post(self._async, _at(self.endpoint, temperature), messages, fields, sent_n)
+            except Exception as exc:
+                if not dialect.refused_n(exc, sent_n):
+                    raise
+                response = await _post(self._async, _at(self.endpoint, temperature), messages, fields, 1)
+                dialect.refuses_n(self.endpoint.base_url)
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):

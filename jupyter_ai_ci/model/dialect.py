@@ -19,7 +19,9 @@ asks its ``/v1/models`` once, and a llama.cpp server is sent ``repeat_penalty`` 
 - Anything else, or a probe that fails or is slow: ``unknown``, sent nothing extra.
 
 Candidates (core/consensus.py) ask for several choices in one request, ``n``: neither llama.cpp
-nor Ollama is ever sent it (they give one choice), every other server is (``takes_n``).
+nor Ollama is ever sent it (they give one choice), every other server is (``takes_n``) until it
+refuses it: one that answers ``n`` > 1 with a 400 (Groq: "'n' : number must be at most 1") is
+asked again without it, and never sent it again in this process (``refuses_n``).
 
 A probe that could not connect, or was answered "not now" (a server still loading its model,
 a rejected key, 5xx), is not remembered: the request itself fails or waits the same way, and the
@@ -36,7 +38,8 @@ from urllib.parse import urlparse
 from jupyter_ai_ci.model import transport
 
 __all__ = ["LLAMA_CPP", "OLLAMA", "OPENAI", "PROBE_TIMEOUT", "UNKNOWN", "adetect", "detect", "fields_for",
-           "forget", "kind_from_models", "openai_hosted", "takes_n"]
+           "forget", "kind_from_models", "openai_hosted", "refused_n", "refuses_n",
+           "takes_n"]
 
 LLAMA_CPP, OLLAMA, OPENAI, UNKNOWN = "llama.cpp", "ollama", "openai", "unknown"
 PROBE_TIMEOUT = 2.0  # seconds: a local server answers /v1/models in milliseconds
@@ -52,6 +55,7 @@ _FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
 _ONE_CHOICE = frozenset({LLAMA_CPP, OLLAMA})
 
 _kinds: dict[str, str] = {}
+_no_n: set[str] = set()  # base URLs that refused n > 1
 _lock = threading.Lock()
 
 
@@ -87,10 +91,28 @@ def fields_for(kind: str) -> tuple[tuple[str, object], ...]:
     return _FIELDS.get(kind, ())
 
 
-def takes_n(kind: str) -> bool:
-    """Whether a request to a server of this kind may ask for several choices (``n``) at once.
-    Any other server is asked: one that ignores ``n`` gives one choice, and is asked again."""
-    return kind not in _ONE_CHOICE
+def takes_n(kind: str, base_url: str | None = None) -> bool:
+    """Whether a request to a server of this kind at ``base_url`` may ask for several choices
+    (``n``) at once.  Any other server is asked: one that ignores ``n`` gives one choice, and is
+    asked again; one that refused it is not asked again."""
+    with _lock:
+        refused = str(base_url) in _no_n
+    return kind not in _ONE_CHOICE and not refused
+
+
+def refused_n(exc: Exception, n: int) -> bool:
+    """Whether ``exc``, the answer to a request for ``n`` choices, may be a refusal of ``n``: a
+    400 or 422 to ``n`` > 1.  The request is then sent again for one choice; a 400 with another
+    cause fails again there and is raised as it is."""
+    import openai
+
+    return n > 1 and isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422)
+
+
+def refuses_n(base_url: str | None) -> None:
+    """The server at ``base_url`` answered ``n`` > 1 with an error and ``n`` = 1 without: remembered."""
+    with _lock:
+        _no_n.add(str(base_url))
 
 
 def detect(sdk: Any, base_url: str | None) -> str:
@@ -162,3 +184,4 @@ def forget() -> None:
     """Ask every endpoint again (tests; a server replaced by another at the same address)."""
     with _lock:
         _kinds.clear()
+        _no_n.clear()

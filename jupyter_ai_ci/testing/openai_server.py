@@ -6,7 +6,8 @@ Every request body is recorded, so tests assert on what was *sent* as well as
 on what happened; so is every GET's path.  ``models`` / ``models_headers`` set what
 ``GET /v1/models`` answers, to stand in for llama.cpp, Ollama or another server.  A request
 for several choices (``n``) gets a reply's ``alternatives`` as choices 1.., streamed
-interleaved as servers stream them.
+interleaved as servers stream them; ``max_n`` makes it refuse a larger ``n`` with a 400, as
+Groq's endpoint does, without using a reply.
 Nothing in the SDK is patched: requests travel over TCP.
 
     with ScriptedOpenAIServer([Reply("```python\\nx = 1\\n```")]) as server:
@@ -63,6 +64,7 @@ class ScriptedOpenAIServer:
         self.models: dict[str, Any] | None = None  # None: one model, ``model``
         self.models_headers: dict[str, str] = {}
         self.models_status = 200
+        self.max_n: int | None = None  # a request asking for more choices gets a 400, as some servers answer
         self.misses: list[str] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -174,6 +176,12 @@ class ScriptedOpenAIServer:
                     body = json.loads(raw)
                 except ValueError:
                     self._error(400, "request body is not JSON")
+                    return
+                n = body.get("n")
+                if server.max_n is not None and isinstance(n, int) and n > server.max_n:
+                    with server._lock:
+                        server.requests.append(body)
+                    self._error(400, f"'n' : number must be at most {server.max_n}")
                     return
                 reply = server._next(body)
                 if reply is None:

@@ -113,6 +113,28 @@ def test_an_endpoint_that_gives_fewer_choices_than_asked_is_asked_again_for_the_
     assert "⚠ candidates disagree: 76 (1 of 3) vs 36 vs 12" in out
 
 
+def test_an_endpoint_that_refuses_n_is_asked_again_for_one_choice_and_never_sent_n_again(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_ai_ci.model import dialect
+
+    model_server.max_n = 1  # "'n' : number must be at most 1", as Groq answers n = 2
+    model_server.script(py("applied.append(1)\n76"), py("applied.append(2)\n36"), py("applied.append(3)\n76.0"))
+    try:
+        assert ask(ip, "How many answered yes in survey?").success
+        out = capsys.readouterr().out
+        # The refused request is asked again for one choice, at once; the next candidate never asks n.
+        assert [r.get("n") for r in model_server.requests] == [None, 2, None, None]
+        assert "must be at most" not in out and "cannot reach" not in out
+        assert "⚠ candidates disagree: 76.0 (2 of 3) vs 36" in out
+        assert ip.user_ns["applied"] == [3]
+        model_server.script(py("applied.append(4)\n5"), py("applied.append(5)\n5"))
+        assert ask(ip, "How many rows has survey?", "--candidates 2").success
+        assert [r.get("n") for r in model_server.requests] == [None, None]  # remembered for the process
+        assert "✓ done · 2 of 2 candidates agree" in capsys.readouterr().out
+    finally:
+        dialect.forget()  # the shared server's address is asked anew by the next test
+
+
 def test_a_candidate_that_changes_a_frame_in_place_is_undone_before_the_next(
         ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
     doubling = py("survey['x'] = survey['x'] * 2\nsurvey['x'].sum()")

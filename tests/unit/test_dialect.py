@@ -298,3 +298,25 @@ def test_a_server_without_models_is_asked_once(server: ScriptedOpenAIServer) -> 
     server.models_status, server.models = 200, LLAMA_SERVER
     assert dialect.detect(sdk, server.base_url) == dialect.UNKNOWN
     assert server.gets == ["/v1/models"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_server_that_refuses_n_is_asked_again_for_one_choice_and_remembered(
+        server: ScriptedOpenAIServer, stream: bool) -> None:
+    server.max_n = 1  # "'n' : number must be at most 1", as Groq answers
+    server.script("first", "second", Reply("third", status=400))
+    client = _client(server, stream=stream)
+    assert asyncio.run(client.acomplete(HI, n=3)).text == "first"
+    assert _client(server, stream=stream).complete(HI, n=3).text == "second"  # another client: remembered
+    assert [r.get("n") for r in server.requests] == [3, None, None]
+    # A 400 for another cause, to a request that never asked for n > 1, is the error it is.
+    with pytest.raises(ModelServerError, match="400"):
+        client.complete(HI, n=1)
+
+
+def test_a_400_for_another_cause_is_not_taken_for_a_refused_n(server: ScriptedOpenAIServer) -> None:
+    server.script(Reply(status=400), Reply(status=400))
+    with pytest.raises(ModelServerError, match="400"):
+        _client(server).complete(HI, n=2)
+    assert [r.get("n") for r in server.requests] == [2, None]  # asked once more for one choice, no better
+    assert dialect.takes_n(dialect.UNKNOWN, server.base_url)  # so nothing is remembered
