@@ -30,6 +30,7 @@ from jupyter_ai_ci.events import (
     TransactionReport,
 )
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.risktable import UNDONE_BY_ROLLBACK
 
 NOT_PARSED = "not run: the code does not parse"
 
@@ -126,7 +127,8 @@ def run_attempt(
         sent = yield Inspect(blocks, raised, number, step)
         notes = sent if isinstance(sent, FailureNotes) else None
     undone = _report((yield Rollback(number, step)))
-    effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")]
+    effects = [r.name for r in found.risks if r.kind in ("process", "delete", "write", "network", "shell")
+               and r.name not in UNDONE_BY_ROLLBACK]
     yield Notice("undone", _undo_text(number, undone, saved, effects), attempt=number, step=step)
     return replace(attempt, undone=undone, notes=notes)
 

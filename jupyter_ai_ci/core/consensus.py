@@ -54,6 +54,7 @@ from jupyter_ai_ci.events import (
     Usage,
 )
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.risktable import UNDONE_BY_ROLLBACK
 from jupyter_ai_ci.text import python_blocks
 
 # Risk kinds whose effects outlive a rollback: such code runs once, as one candidate.
@@ -86,7 +87,7 @@ def lasting_effects(code: Sequence[str], settings: LoopSettings) -> list[str]:
     if bad is not None:
         return []
     found = policy.scan_trees(trees, settings.policy.moved)
-    return sorted({r.name for r in found.risks if r.kind in LASTING})
+    return sorted({r.name for r in found.risks if r.kind in LASTING and r.name not in UNDONE_BY_ROLLBACK})
 
 
 def _result(attempt: Attempt) -> Generator[Action, Any, tuple[sameresult.Key, str]]:

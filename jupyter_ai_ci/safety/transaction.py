@@ -2,9 +2,9 @@
 
 Two halves.  ``may_change`` reads the code (AST only) and names the
 variables it may rebind or mutate.  ``Transaction`` runs next to a namespace:
-``begin`` remembers every binding (cheap: references) and copies the objects
-``may_change`` named, ``rollback`` puts bindings and contents back and drops
-names the attempt created.  Copies are as cheap as the type allows: pandas
+``begin`` remembers every binding (cheap: references), the working directory, and copies the
+objects ``may_change`` named; ``rollback`` puts bindings, contents and the working directory
+back and drops names the attempt created.  Copies are as cheap as the type allows: pandas
 objects under copy-on-write are shallow copies that pandas itself protects;
 numpy arrays are copied; anything else is deep-copied, up to a size cap.
 What could not be copied is said, never silently skipped.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 import re
 import sys
 from collections.abc import Iterable, MutableMapping
@@ -218,12 +219,15 @@ class Transaction:
     # it (a Reject after a kernel restart, or after the attempt was committed).
     open: bool = False
     changed: set[str] = field(default_factory=set)  # the names the attempt's code may change
+    # A candidate or failed attempt that chdir'ed would leave the next one reading other files.
+    cwd: str = ""
 
     def begin(self, blocks: Iterable[str]) -> TransactionReport:
         self.bindings = dict(self.ns)
         self.saved.clear()
         self.open = True
         self.changed = may_change(blocks)
+        self.cwd = _cwd()
         not_saved: list[str] = []
         chosen = {name: self.ns[name] for name in sorted(self.changed)
                   if name in self.ns and not _ipython_name(name) and not name.startswith("__")}
@@ -296,6 +300,12 @@ class Transaction:
                 self.ns[name] = s.copy
                 failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
         restored = sorted(set(self.saved) | {n for n in rebound if not _ipython_name(n)})
+        if not only_changed and self.cwd and _cwd() != self.cwd:  # a rejected later fix: the user's cd stays
+            try:
+                os.chdir(self.cwd)
+                restored.append("the working directory")
+            except OSError as exc:
+                failed.append(f"the working directory ({type(exc).__name__}: {self.cwd} is gone)")
         self.commit()
         return TransactionReport(restored=tuple(restored), dropped=tuple(dropped), not_saved=tuple(failed))
 
@@ -308,6 +318,13 @@ class Transaction:
 
 
 _MISSING = object()
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the directory the kernel stands in was deleted: nothing to go back to
+        return ""
 
 
 def _restore(s: _Saved) -> None:

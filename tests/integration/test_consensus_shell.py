@@ -135,6 +135,22 @@ def test_an_endpoint_that_refuses_n_is_asked_again_for_one_choice_and_never_sent
         dialect.forget()  # the shared server's address is asked anew by the next test
 
 
+def test_a_candidate_that_changes_directory_is_undone_before_the_next(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "sub" / name).write_text("x\n1\n")
+    monkeypatch.chdir(tmp_path)  # the test process's own: restored whatever happens
+    model_server.script(py("import os\nos.chdir('sub')\nlen(os.listdir('.'))"),
+                        py("import os\nlen(os.listdir('sub'))"))  # raises if run from inside sub
+    assert ask(ip, "How many files are in sub?", "--candidates 3 --yes").success
+    out = capsys.readouterr().out
+    assert "candidate 2 of 3: 2 — agrees with 1" in out and "✓ done · 2 of 2 candidates agree" in out
+    assert "has side effects" not in out  # a change of directory is undone: the vote goes on
+    assert Path.cwd() == tmp_path
+
+
 def test_a_candidate_that_changes_a_frame_in_place_is_undone_before_the_next(
         ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
     doubling = py("survey['x'] = survey['x'] * 2\nsurvey['x'].sum()")

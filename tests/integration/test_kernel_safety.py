@@ -280,3 +280,15 @@ def test_transactions_driven_from_outside_the_kernel(kernel: KernelSession) -> N
     assert kernel.value("(remote_rows, int(remote_df['x'][0]))") == "([1, 2], 1)"
     assert call("commit").supported
     assert not parse({"status": "error", "ename": "ModuleNotFoundError"}).supported
+
+
+def test_a_failed_attempt_that_changed_directory_is_undone_there_too(kernel: KernelSession,
+                                                                     server: ScriptedOpenAIServer) -> None:
+    kernel.run("import os\nos.makedirs('elsewhere', exist_ok=True)\nhome = os.getcwd()")
+    server.script(py("import os\nos.chdir('elsewhere')\nraise ValueError('moved')"),
+                  Reply(py("import os\nwhere = os.getcwd()"), require="moved"))
+    run = kernel.run("%%ask --yes\nfind the data")
+    assert run.status == "ok", run
+    assert "attempt 1 undone: restored the working directory" in run.shown
+    assert "effects outside the kernel's memory stay" not in run.shown  # it did not stay
+    assert kernel.value("where == home == os.getcwd()") == "True"  # the fix ran where the request began

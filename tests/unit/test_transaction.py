@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,6 +77,28 @@ def test_rollback_restores_contents_bindings_and_drops_new_names() -> None:
     assert ns["box"] is box and box.items == [1, 2] and not hasattr(box, "extra")
     assert ns["n"] == 5 and ns["gone"] == "keep me" and "new" not in ns
     assert "new" in undone.dropped and {"df", "n", "gone"} <= set(undone.restored)
+
+
+def test_rollback_goes_back_to_the_working_directory_the_attempt_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, Any] = {"os": os}
+    code = "os.chdir('sub')\nraise ValueError"
+    t = Transaction(ns)
+    t.begin([code])
+    fail(ns, code)
+    assert os.getcwd() == str(tmp_path / "sub")
+    assert "the working directory" in t.rollback().restored
+    assert os.getcwd() == str(tmp_path)
+    # Deleted by the attempt: said, not silently skipped; unchanged: nothing said.
+    os.chdir("sub")
+    code = "os.chdir('..')\nos.rmdir('sub')\nraise ValueError"
+    t.begin([code])
+    fail(ns, code)
+    assert t.rollback().not_saved == (f"the working directory (FileNotFoundError: {tmp_path / 'sub'} is gone)",)
+    t.begin(["x = 1"])
+    assert "the working directory" not in t.rollback().restored
 
 
 def test_commit_keeps_changes() -> None:
