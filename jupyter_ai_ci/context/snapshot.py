@@ -31,6 +31,7 @@ from jupyter_ai_ci.context.kernel_state import gather_context
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.events import CellRecord, Message
 from jupyter_ai_ci.notebook.reader import session_notebook
+from jupyter_ai_ci.safety.kernelnames import risky_bindings
 from jupyter_ai_ci.tokens import counter_name
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -54,6 +55,7 @@ class Snapshot:
     secrets: tuple[str, ...] = field(default=(), repr=False)  # values to mask; never stored
     note: str = ""  # why the context is poorer than usual (the kernel could not be asked)
     moved: str = ""  # the kernel's working directory from its notebook's folder (``moved``)
+    bindings: tuple[tuple[str, str], ...] = ()  # names the kernel binds to risky calls (safety/kernelnames.py)
 
 
 def named_variables(request: str, ns: Mapping[str, Any]) -> tuple[str, ...]:
@@ -69,7 +71,8 @@ def take(shell: Any, query: Query) -> Snapshot:
     secrets = secret_values(ns, os.environ)  # the context's masking and the run's: found once
     context = gather_context(shell, query.request, query.conversation, query.budget, query.exclude,
                              notebook=query.notebook, secrets=secrets)
-    return Snapshot(context, named_variables(query.request, ns), secrets, moved=moved(ns))
+    return Snapshot(context, named_variables(query.request, ns), secrets, moved=moved(ns),
+                    bindings=risky_bindings(ns, shell))
 
 
 def moved(ns: Mapping[str, Any]) -> str:
@@ -143,7 +146,7 @@ def kernel_side(payload: str) -> str:
     return json.dumps({
         "text": c.text, "history": [_message(m) for m in c.history], "tokens": c.tokens, "budget": c.budget,
         "counter": c.counter, "named": list(snapshot.named), "secrets": list(snapshot.secrets),
-        "moved": snapshot.moved,
+        "moved": snapshot.moved, "bindings": [list(pair) for pair in snapshot.bindings],
     })
 
 
@@ -158,9 +161,13 @@ def from_reply(user_expression: Mapping[str, Any]) -> Snapshot:
     context = Context(str(data["text"]), _roles(data.get("history")), int(data["tokens"]), int(data["budget"]),
                       str(data["counter"]))
     return Snapshot(context, _strings(data.get("named")), _strings(data.get("secrets")),
-                    moved=str(data.get("moved", "")))
+                    moved=str(data.get("moved", "")), bindings=_pairs(data.get("bindings")))
 
 
 def _strings(items: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in items or ())
+
+
+def _pairs(items: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((str(p[0]), str(p[1])) for p in items or () if isinstance(p, list) and len(p) == 2)
 

@@ -203,10 +203,12 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate or self.choice else record
-        # Relative writes are judged from where the kernel is now, not where its notebook is.
+        # Relative writes are judged from where the kernel is now, not where its notebook is, and
+        # names from the user's own cells (``from subprocess import run``) as what they are.
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
-        self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved),
+        self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved,
+                                                              bindings=snapshot.bindings),
                                 needs_code=self.settings.run and about_data(self.request, snapshot.named),
                                 # The record holds the winner's code alone: a replay never votes again.
                                 candidates=1 if self.record is not None else self.settings.candidates)

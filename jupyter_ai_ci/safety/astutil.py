@@ -195,8 +195,26 @@ _BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__",
 _CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
 
 
-def scope_of(trees: Sequence[ast.Module], moved: str = "") -> Scope:
-    """One scope for all of an attempt's blocks: they run one after another in one namespace."""
+def _rebound_first(trees: Sequence[ast.Module], name: str) -> bool:
+    """Whether the first top-level statement that mentions ``name`` binds it, whatever happens:
+    a ``def``, a ``class``, or an assignment that does not read it.  Only then is the kernel's
+    ``name`` out of the code's reach; a binding in a branch, a loop or a function, or after a
+    use, leaves it the kernel's (a superset, as the rest of the scan)."""
+    for tree in trees:
+        for stmt in tree.body:
+            mentions = [n for n in walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == name:
+                return not stmt.decorator_list
+            if mentions:
+                return isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
+                    all(not isinstance(n.ctx, ast.Load) for n in mentions)
+    return False
+
+
+def scope_of(trees: Sequence[ast.Module], moved: str = "",
+             bindings: Sequence[tuple[str, str]] = ()) -> Scope:
+    """One scope for all of an attempt's blocks: they run one after another in one namespace.
+    ``bindings``: what names the kernel already holds stand for (safety/kernelnames.py)."""
     nodes = tuple(node for tree in trees for node in walk(tree))
     aliases = imported_aliases(nodes)  # in block order: a later block's import wins, as when run
     values = single_bindings(nodes)
@@ -206,6 +224,10 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "") -> Scope:
     used = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
     for name, origin in _CONVENTIONAL.items():
         if name in used and name not in aliases:
+            aliases[name] = origin
+    loaded = {n.id for n in names if isinstance(n.ctx, ast.Load)}
+    for name, origin in bindings:  # ``run`` from a user's ``from subprocess import run``, unless rebound here
+        if name in loaded and name not in aliases and not _rebound_first(trees, name):
             aliases[name] = origin
     stars, unread = star_imports(nodes, aliases, used)
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,

@@ -50,6 +50,8 @@ class PolicySettings:
     # Where the kernel's working directory is, from its notebook's folder, when the run started
     # ("" there or unknown, "?" unreachable by a relative path): relative writes are judged from it.
     moved: str = ""
+    # What names already in the kernel stand for (``run`` -> ``subprocess.run``), when the run started.
+    bindings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,12 @@ def scan(blocks: Sequence[str]) -> Scan:
     return scan_trees(trees)
 
 
-def scan_trees(trees: Sequence[ast.Module], moved: str = "") -> Scan:
-    """The risks in an attempt's blocks, and every name they call or import.  ``moved``:
-    ``PolicySettings.moved``."""
+def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[tuple[str, str]] = ()) -> Scan:
+    """The risks in an attempt's blocks, and every name they call or import.  ``moved`` and
+    ``bindings``: ``PolicySettings``'."""
     risks: list[Risk] = []
-    scope = scope_of(trees, moved)  # the blocks run one after another, so a name bound in one holds in the next
+    # The blocks run one after another, so a name bound in one holds in the next.
+    scope = scope_of(trees, moved, bindings)
     calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
     for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
         if module.split(".")[0] in HIDDEN:

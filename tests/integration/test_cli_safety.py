@@ -44,6 +44,17 @@ def test_flagged_code_is_refused_without_a_terminal(tmp_path: Path, model_server
     assert (tmp_path / "a.ipynb").read_bytes() == before and len(model_server.requests) == 1
 
 
+def test_a_name_the_notebooks_own_cells_bound_does_not_hide_a_process(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # The snapshot crosses the kernel boundary as JSON here (not in the magic's own process).
+    before = existing_notebook(tmp_path / "a.ipynb", "from subprocess import run")
+    model_server.script(py("run(['touch', 'touched.txt'])"))
+    proc = run(["a.ipynb", "--run-existing", "--prompt", "touch it"], tmp_path)
+    assert proc.returncode == 6, proc.stderr
+    assert "not run: subprocess.run: starts a process (line 1)" in last_line(proc)
+    assert not (tmp_path / "touched.txt").exists() and (tmp_path / "a.ipynb").read_bytes() == before
+
+
 @pytest.mark.parametrize("yes", ["--yes", "-y"])  # -y was Jupyter's own "answer yes", and approved nothing
 def test_yes_approves_flagged_code(tmp_path: Path, model_server: ScriptedOpenAIServer, yes: str) -> None:
     model_server.script(SHELL)

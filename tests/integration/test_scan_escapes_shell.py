@@ -95,3 +95,45 @@ def test_the_panel_and_the_cli_learn_where_the_kernel_is_across_the_kernel_bound
     monkeypatch.delenv("JPY_SESSION_NAME")
     assert snapshot.from_reply({"status": "ok", "data": {"text/plain": repr(snapshot.kernel_side(payload))}}
                                ).moved == ""  # no notebook known: the current directory is the working one
+
+
+@pytest.mark.parametrize(("setup", "call", "says"), [
+    ("from subprocess import run", "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("from subprocess import *", "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("import subprocess as sp", "sp.run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("from os import system", "system('touch ' + RAN)", "os.system: runs a shell command"),
+    ("import shutil\nwipe = shutil.rmtree", "wipe(KEEP)", "shutil.rmtree: deletes a directory tree"),
+    ("shell = get_ipython().system", "shell('touch ' + RAN)", "runs a shell command"),
+    ("e = eval", "e('__import__(\"os\").system(\"touch \" + RAN)')", "evaluates a string as code"),
+])
+def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,
+        says: str) -> None:
+    """The model's code alone reads ``run(...)`` as a call of an unknown function: the kernel
+    tells the scan what the user's earlier cells bound it to."""
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "data.csv").write_text("a\n1\n")
+    assert ip.run_cell(f"{setup}\nRAN, KEEP = {str(tmp_path / 'ran')!r}, {str(keep)!r}").success
+    said = refused(ip, model_server, call)
+    assert says in said
+    assert not (tmp_path / "ran").exists() and (keep / "data.csv").exists()
+
+
+def test_a_name_the_code_binds_itself_is_its_own(ip: Any, model_server: ScriptedOpenAIServer, work: Path) -> None:
+    assert ip.run_cell("from subprocess import run").success
+    model_server.script(py("def run(items):\n    return sum(items)\n\ntotal = run([1, 2, 3])"))
+    assert ip.run_cell("%%ask\nadd them up").success and ip.user_ns["total"] == 6  # not asked about
+
+
+@pytest.mark.parametrize("code", [
+    "if False:\n    run = print\nrun(['touch', RAN])",  # bound only in a branch never taken
+    "def f(run):\n    return run\nrun(['touch', RAN])",  # a parameter, not the top level's name
+    "run(['touch', RAN])\ndef run(items):\n    return items",  # used before it is defined
+    "run = run\nrun(['touch', RAN])",  # rebound to itself
+])
+def test_a_binding_that_may_not_happen_first_leaves_the_kernels_name(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, code: str) -> None:
+    assert ip.run_cell(f"from subprocess import run\nRAN = {str(tmp_path / 'ran')!r}").success
+    assert "subprocess.run: starts a process" in refused(ip, model_server, code)
+    assert not (tmp_path / "ran").exists()

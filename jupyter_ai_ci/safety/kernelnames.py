@@ -1,0 +1,67 @@
+"""Names the kernel already binds to risky modules and functions, for the risk scan.
+
+The scan reads the attempt's code alone.  A user's earlier cell can bind a name the model's code
+then calls bare: ``from subprocess import run`` (or ``from os import *``, ``import shutil as
+sh``, ``shell = get_ipython().system``) and then ``run('rm -rf data', shell=True)``, which the
+code alone reads as a call of an unknown ``run``, flagged by nothing.  So the kernel names, once
+per request and inside the kernel (context/snapshot.py), what each such name is: its module and
+function as the risk table spells them.  The scan uses a name from here only when the code
+itself does not bind it.
+
+Only modules, functions, classes and methods are looked at (``isinstance`` on the value, never an
+attribute of an arbitrary object), and only those from the modules the risk table has rules for.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from jupyter_ai_ci.safety.risktable import HIDDEN
+
+__all__ = ["MAX_BINDINGS", "risky_bindings"]
+
+MAX_BINDINGS = 2000  # a `from os import *` binds ~300; past this, the rest is not worth a request's time
+# What a function's ``__module__`` says, as the risk table spells it.
+_SPELLED = {"posix": "os", "nt": "os", "builtins": ""}
+# The shell's methods that run shell commands, as the risk table spells them (IPython binds
+# ``system`` to ``system_piped`` or ``system_raw``, a test shell to ``xsys``: compared by value).
+_IPYTHON_SHELL = {"system": "system", "system_piped": "system_piped", "system_raw": "system",
+                  "getoutput": "getoutput"}
+_CALLABLE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType, type)
+
+
+def _module_name(module: str) -> str:
+    root, _, rest = module.partition(".")
+    spelled = _SPELLED.get(root, root)
+    return ".".join(p for p in (spelled, rest) if p)
+
+
+def _target(value: Any, shell: Any) -> str | None:
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        return _module_name(name) if name.split(".")[0] in HIDDEN else None
+    if not isinstance(value, _CALLABLE):
+        return None
+    if shell is not None and getattr(value, "__self__", None) is shell:
+        spelled = next((as_ for attr, as_ in _IPYTHON_SHELL.items() if value == getattr(shell, attr, None)), None)
+        return f"get_ipython().{spelled}" if spelled else None
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or module.split(".")[0] not in HIDDEN:
+        return None
+    return ".".join(p for p in (_module_name(module), qualname) if p)
+
+
+def risky_bindings(ns: Mapping[str, Any], shell: Any = None) -> tuple[tuple[str, str], ...]:
+    """``(name, dotted target)`` for each name in ``ns`` bound to something the risk table knows,
+    when the name alone does not say it (``run`` for ``subprocess.run``; not ``os`` for ``os``)."""
+    found: list[tuple[str, str]] = []
+    for name, value in list(ns.items()):
+        if name.startswith("_") or len(found) >= MAX_BINDINGS:
+            continue
+        target = _target(value, shell)
+        if target and target != name:
+            found.append((name, target))
+    return tuple(found)
