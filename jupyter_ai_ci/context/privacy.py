@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from jupyter_ai_ci.context.codesecrets import mask_assignments, mask_matches
+from jupyter_ai_ci.context.heldsecrets import held_in_dicts
 from jupyter_ai_ci.context.secretnames import (
     MASK,
     MIN_SECRET_LEN,
@@ -136,7 +137,9 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     (``held_value_is_secret``): a passphrase (``correct-horse-battery-staple``,
     ``correct horse battery staple``) printed by accident must not leak, and
     a value is only masked where it appears verbatim, so a false hit costs
-    little.  Longest first, so that a secret containing another is masked whole.
+    little.  The same for an entry of a dict, held by any variable
+    (``config = {'db': {'password': '…'}}``): its key says it holds a secret.
+    Longest first, so that a secret containing another is masked whole.
     """
     found = set(_environment_secrets(os.environ if environ is None else environ))
     # Asked several times per request and before every model call, over a namespace that in
@@ -154,6 +157,9 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             continue
         if held_value_is_secret(value):  # the name holds a secret: _judge asked holds_secret
             found.add(value)
+    found.update(held_in_dicts(value for name, value in list(ns.items()) if type(value) is dict
+                               and isinstance(name, str) and name != "Out"
+                               and not (name[:1] == "_" and _HISTORY_NAME.fullmatch(name))))
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
 
 

@@ -122,6 +122,19 @@ def test_excluded_names_and_secrets_stay_out(ip: Any, model_server: ScriptedOpen
     assert "my_password: str (value hidden: the name looks like a secret)" in text
 
 
+def test_a_passphrase_inside_a_dict_stays_out_when_the_dict_is_printed_and_in_the_fix(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    phrase, token = "correct horse battery staple", "plain-token-value-42"
+    run(ip, f"config = {{'db': {{'host': 'h', 'password': {phrase!r}}}, 'accounts': [{{'api_key': {token!r}}}]}}",
+        "print(config)")
+    # The model's code prints it again and fails: the fix request carries that output too.
+    model_server.script("```python\nprint(config)\nraise ValueError('no')\n```", "```python\nx = 1\n```")
+    assert ip.run_cell("%%ask --no-answer\nconnect").success
+    sent = str(model_server.requests)
+    assert len(model_server.requests) == 2 and phrase not in sent and token not in sent
+    assert "'host': 'h'" in sent  # the rest of the dict is still there to read
+
+
 def test_budget_holds_on_a_thousand_cells(ip: Any, model_server: ScriptedOpenAIServer) -> None:
     for i in range(1000):
         ip.run_cell(f"value_{i % 50} = {i} * 2\nvalue_{i % 50}", store_history=True)
