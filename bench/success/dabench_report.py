@@ -52,7 +52,13 @@ def _figures(answers: list[Answered]) -> dict[str, Any]:
         "completion_tokens": sum(a.completion_tokens for a in answers),
         "model_seconds": round(sum(a.model_seconds for a in answers), 3),
         "seconds_per_question": round(sum(a.seconds for a in answers) / n, 3) if n else 0.0,
+        "median_seconds": _median([a.seconds for a in answers]),
+        "median_first_seconds": _median([a.first_seconds or a.seconds for a in answers]),
     }
+
+
+def _median(values: list[float]) -> float:
+    return round(sorted(values)[len(values) // 2], 3) if values else 0.0
 
 
 def _way(run: QuestionRun, way: str) -> Answered:

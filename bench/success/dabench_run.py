@@ -32,7 +32,7 @@ from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.text import python_blocks
 
 from .dabench import TABLES, Question, grade
-from .harness import _RESET, BenchConfig, RecordingClient, Worker, agreement
+from .harness import _RESET, BenchConfig, FirstResult, RecordingClient, Worker, agreement
 from .pool import run_pool
 
 ONE_SHOT_SYSTEM = ("Write Python code that answers the question. Put it in one ```python block. "
@@ -54,6 +54,7 @@ class Answered:
     seconds: float = 0.0  # wall time of this way, model and code included
     error: str = ""
     agreement: str = ""  # with candidates: harness.agreement ("agreed", "disagree", …)
+    first_seconds: float = 0.0  # when its first result was shown (harness.FirstResult); 0: at the end
 
     @property
     def right(self) -> bool:
@@ -119,7 +120,8 @@ class DabenchWorker(Worker):
                                 max_context_tokens=config.context_tokens, install_missing=False,
                                 fix_from_start=config.fix_from_start, candidates=candidates)
         run = Run(Session(settings, self.model), question.request(), source="bench")
-        outcome = (await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None,
+        started, first = time.perf_counter(), FirstResult()
+        outcome = (await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, first, None,
                                    timings)).outcome
         # A run that ended not answered shows its words as no answer: they are not graded.
         answer = "" if outcome.status == "failed" else outcome.answer
@@ -137,7 +139,7 @@ class DabenchWorker(Worker):
                         len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
                         round(timings.model, 3),
                         error=last.one_line() if last and outcome.status != "success" else "",
-                        agreement=sure)
+                        agreement=sure, first_seconds=round((first.at or time.perf_counter()) - started, 3))
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None

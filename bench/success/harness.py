@@ -25,7 +25,8 @@ from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
 from jupyter_ai_ci.events import Message, ModelReply
 from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient, TextCallback
-from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.events import Notice
+from jupyter_ai_ci.run.drive import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session
@@ -68,6 +69,20 @@ class TaskRun:
     # by design: side effects, nothing to compare); "" without.  Only "agreed" and "single" show ✓.
     agreement: str = ""
     seconds: float = 0.0  # the run's wall time
+    # When the first result was shown: the first candidate's ("checking…"), else the run's end.
+    first_seconds: float = 0.0
+
+
+class FirstResult(SilentReporter):
+    """Notes when a run first shows a result: with candidates, the first one's, marked "checking…"
+    while the others run (#28 asks it within 1.1x of today's request); else the run's end."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def notice(self, notice: Notice) -> None:
+        if notice.kind == "candidate" and self.at is None:  # the vote's first notice is candidate 1's result
+            self.at = time.perf_counter()
 
 
 def agreement(consensus: Any) -> str:
@@ -171,7 +186,8 @@ class Worker:
         started = time.perf_counter()
         try:
             run = Run(Session(settings, self.model), task.request(), source="bench")
-            result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, None, None, timings)
+            first = FirstResult()
+            result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, first, None, timings)
             outcome = result.outcome
         except AICIError as exc:
             if isinstance(exc, KernelError):
@@ -189,7 +205,7 @@ class Worker:
             timings.model, timings.execute, timings.own,
             sum(len(a.results) for a in outcome.attempts),
             last.one_line() if last and not ran else "", job.candidates, agreement(outcome.consensus),
-            round(time.perf_counter() - started, 3),
+            round((ended := time.perf_counter()) - started, 3), round((first.at or ended) - started, 3),
         )
 
     async def _answer(self) -> Any:

@@ -26,6 +26,7 @@ def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
     attempts = sum(r.attempts for r in runs)
     agreed = [r for r in runs if r.agreement == "agreed"]
     seconds = sorted(r.seconds for r in runs)
+    first = sorted(r.first_seconds or r.seconds for r in runs)  # records from before first_seconds: the end
     return {
         "runs": len(runs),
         "success": sum(r.correct for r in runs),
@@ -48,6 +49,7 @@ def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
         "not_sure": sum(r.agreement in ("disagree", "unconfirmed") for r in runs),
         "not_sure_right": sum(r.correct and r.agreement in ("disagree", "unconfirmed") for r in runs),
         "median_seconds": seconds[len(seconds) // 2] if seconds else 0.0,
+        "median_first_seconds": first[len(first) // 2] if first else 0.0,
     }
 
 
@@ -93,7 +95,7 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
 def _sureness(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """Each way (today's loop, candidates that must agree) side by side."""
     head = (f"{'way':<14}{'runs':>5}{'right':>7}{'silently wrong':>16}{'agreed (right)':>16}{'precision':>10}"
-            f"{'coverage':>9}{'not sure (right)':>18}{'median s':>9}")
+            f"{'coverage':>9}{'not sure (right)':>18}{'median s':>9}{'1st result':>11}")
     lines = [head, "-" * len(head)]
     for name, a in rows:
         if name == "overall":
@@ -102,7 +104,8 @@ def _sureness(rows: list[tuple[str, dict[str, Any]]]) -> str:
         coverage = f"{a['agreed'] / a['runs']:.0%}" if a["runs"] else "-"
         lines.append(f"{name:<14}{a['runs']:>5}{a['success'] / a['runs']:>7.0%}{a['silent_wrong']:>16}"
                      f"{a['agreed']:>9} ({a['agreed_right']:>2}){precision:>10}{coverage:>9}"
-                     f"{a['not_sure']:>11} ({a['not_sure_right']:>2}){a['median_seconds']:>9.1f}")
+                     f"{a['not_sure']:>11} ({a['not_sure_right']:>2}){a['median_seconds']:>9.1f}"
+                     f"{a['median_first_seconds']:>11.1f}")
     return "\n".join(lines)
 
 

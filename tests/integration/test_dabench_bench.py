@@ -73,6 +73,9 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
     assert runs[2]["loop"]["correct"] == {"max_x": True, "max_y": False}
     assert runs[1]["one-shot"]["error"].startswith("ZeroDivisionError")
     assert "@mean_score[3.00]" in runs[1]["loop"]["response"]  # the printed output is graded too
+    # One candidate: its result is first shown when the run ends (the way's own time, words included).
+    assert 0 < runs[1]["loop"]["first_seconds"] <= runs[1]["loop"]["seconds"]
+    assert loop["median_first_seconds"] <= loop["median_seconds"]
     assert record["meta"]["questions"] == [1, 2, 3] and record["meta"]["answer"] == "always"
     # The baseline's requests: a minimal system prompt and the question alone, no notebook context;
     # the loop's first request describes the file in its working directory (a link, not a copy).

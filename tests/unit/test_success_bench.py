@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from bench.success.data import generate
-from bench.success.harness import TaskRun
+from bench.success.harness import FirstResult, TaskRun
 from bench.success.report import chart, success_at, summarize, table, write_json
 from bench.success.schedules import expected_attempts, replies, schedule_names
 from bench.success.suite import TASKS
 from bench.success.tasks import Task
+from jupyter_ai_ci.events import Notice
 
 
 @pytest.fixture(scope="module")
@@ -82,23 +83,36 @@ def run(task: str, attempts: int, correct: bool, status: str = "success", schedu
                    10, 5, 0.5, 0.25, 0.01, attempts)
 
 
-def voted(task: str, correct: bool, agreement: str, seconds: float) -> TaskRun:
+def voted(task: str, correct: bool, agreement: str, seconds: float, first: float = 0.0) -> TaskRun:
     sure = agreement in ("", "agreed", "single")
     return TaskRun(task, "c", "model", "success", 3, correct, not correct and sure, 10, 5, 0.5, 0.25, 0.01, 3,
-                   candidates=3 if agreement else 1, agreement=agreement, seconds=seconds)
+                   candidates=3 if agreement else 1, agreement=agreement, seconds=seconds, first_seconds=first)
 
 
 def test_candidates_are_reported_beside_the_loop_with_precision_coverage_and_time() -> None:
-    runs = [voted("a", True, "", 2.0), voted("b", False, "", 4.0), voted("c", False, "", 3.0),
-            voted("a", True, "agreed", 5.0), voted("b", False, "disagree", 9.0), voted("c", False, "agreed", 7.0)]
+    runs = [voted("a", True, "", 2.0, 2.0), voted("b", False, "", 4.0, 4.0), voted("c", False, "", 3.0),
+            voted("a", True, "agreed", 5.0, 2.1), voted("b", False, "disagree", 9.0, 4.4),
+            voted("c", False, "agreed", 7.0, 3.2)]
     summary = summarize(runs, 3)
     loop, k3 = summary["by_candidates"]["loop"], summary["by_candidates"]["candidates 3"]
     assert (loop["silent_wrong"], loop["agreed"], loop["median_seconds"]) == (2, 0, 3.0)
     assert (k3["silent_wrong"], k3["agreed"], k3["agreed_right"], k3["not_sure"]) == (1, 2, 1, 1)
     lines = table(summary, "by_candidates", 3).splitlines()
-    assert lines[2].split() == ["loop", "3", "33%", "2", "0", "(", "0)", "-", "0%", "0", "(", "0)", "3.0"]
+    # The first result's time: the loop's is its end (a record without it: its end too).
+    assert (loop["median_first_seconds"], k3["median_first_seconds"]) == (3.0, 3.2)
+    assert lines[2].split() == ["loop", "3", "33%", "2", "0", "(", "0)", "-", "0%", "0", "(", "0)", "3.0", "3.0"]
     assert lines[3].split() == ["candidates", "3", "3", "33%", "1", "2", "(", "1)", "50%", "67%", "1", "(", "0)",
-                                "7.0"]
+                                "7.0", "3.2"]
+
+
+def test_the_first_result_is_the_first_candidates_notice() -> None:
+    first = FirstResult()
+    first.notice(Notice("attempt", "attempt 1"))
+    assert first.at is None
+    first.notice(Notice("candidate", "candidate 1 of 3: 76 — checking…"))
+    at = first.at
+    first.notice(Notice("candidate", "candidate 2 of 3: 76 — agrees with 1"))
+    assert at is not None and first.at == at
 
 
 def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) -> None:
