@@ -222,12 +222,13 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
     names = [n for n in nodes if isinstance(n, ast.Name)]
     bound = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
     used = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
-    for name, origin in _CONVENTIONAL.items():
-        if name in used and name not in aliases:
-            aliases[name] = origin
     loaded = {n.id for n in names if isinstance(n.ctx, ast.Load)}
+    # What the kernel holds wins over convention: ``pd`` bound to ``os`` by an earlier cell is ``os``.
     for name, origin in bindings:  # ``run`` from a user's ``from subprocess import run``, unless rebound here
         if name in loaded and name not in aliases and not _rebound_first(trees, name):
+            aliases[name] = origin
+    for name, origin in _CONVENTIONAL.items():
+        if name in used and name not in aliases:
             aliases[name] = origin
     stars, unread = star_imports(nodes, aliases, used)
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,

@@ -105,6 +105,7 @@ def test_the_panel_and_the_cli_learn_where_the_kernel_is_across_the_kernel_bound
     ("import shutil\nwipe = shutil.rmtree", "wipe(KEEP)", "shutil.rmtree: deletes a directory tree"),
     ("shell = get_ipython().system", "shell('touch ' + RAN)", "runs a shell command"),
     ("e = eval", "e('__import__(\"os\").system(\"touch \" + RAN)')", "evaluates a string as code"),
+    ("import os as pd", "pd.system('touch ' + RAN)", "os.system: runs a shell command"),  # not pandas
 ])
 def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
         ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,
