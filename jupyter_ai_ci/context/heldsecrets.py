@@ -37,7 +37,10 @@ def held_in_dicts(dicts: Iterable[dict[Any, Any]]) -> set[str]:
             break
         budget = [min(DICT_ENTRIES, left)]
         start = budget[0]
-        _walk(value, found, budget, 0)
+        try:
+            _walk(value, found, budget, 0)
+        except RuntimeError:  # a thread of the user's changed the dict while it was read: what was found stays
+            pass
         left -= start - max(budget[0], 0)
     return found
 

@@ -33,3 +33,4 @@ def test_a_huge_dict_does_not_starve_the_next_and_the_whole_read_is_bounded() ->
     assert held_in_dicts([big, small]) == {PHRASE}
     many = [{f"k{i}": i for i in range(DICT_ENTRIES)} for _ in range(ALL_ENTRIES // DICT_ENTRIES)]
     assert held_in_dicts([*many, small]) == set()  # the read as a whole stops at ALL_ENTRIES
+
