@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from jupyter_ai_ci.safety.rebinding import rebound_first
 from jupyter_ai_ci.safety.starimports import star_imports
 
 
@@ -195,22 +196,6 @@ _BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__",
 _CONVENTIONAL = {"pd": "pandas", "np": "numpy", "plt": "matplotlib.pyplot"}
 
 
-def _rebound_first(trees: Sequence[ast.Module], name: str) -> bool:
-    """Whether the first top-level statement that mentions ``name`` binds it, whatever happens:
-    a ``def``, a ``class``, or an assignment that does not read it.  Only then is the kernel's
-    ``name`` out of the code's reach; a binding in a branch, a loop or a function, or after a
-    use, leaves it the kernel's (a superset, as the rest of the scan)."""
-    for tree in trees:
-        for stmt in tree.body:
-            mentions = [n for n in walk(stmt) if isinstance(n, ast.Name) and n.id == name]
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == name:
-                return not stmt.decorator_list
-            if mentions:
-                return isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
-                    all(not isinstance(n.ctx, ast.Load) for n in mentions)
-    return False
-
-
 def scope_of(trees: Sequence[ast.Module], moved: str = "",
              bindings: Sequence[tuple[str, str]] = ()) -> Scope:
     """One scope for all of an attempt's blocks: they run one after another in one namespace.
@@ -225,7 +210,7 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
     loaded = {n.id for n in names if isinstance(n.ctx, ast.Load)}
     # What the kernel holds wins over convention: ``pd`` bound to ``os`` by an earlier cell is ``os``.
     for name, origin in bindings:  # ``run`` from a user's ``from subprocess import run``, unless rebound here
-        if name in loaded and name not in aliases and not _rebound_first(trees, name):
+        if name in loaded and name not in aliases and not rebound_first(trees, name):
             aliases[name] = origin
     for name, origin in _CONVENTIONAL.items():
         if name in used and name not in aliases:

@@ -14,6 +14,7 @@ attribute of an arbitrary object), and only those from the modules the risk tabl
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,32 @@ _SPELLED = {"posix": "os", "nt": "os", "builtins": ""}
 _IPYTHON_SHELL = {"system": "system", "system_piped": "system_piped", "system_raw": "system",
                   "getoutput": "getoutput"}
 _CALLABLE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType, type)
+# Where a function is imported from can differ from its ``__module__`` (asyncio's
+# create_subprocess_shell lives in asyncio.subprocess, builtins' open in io): these modules'
+# callables are named as the risk table spells them, by identity, the first module winning.
+_BY_IDENTITY = ("builtins", "os", "subprocess", "shutil", "asyncio", "socket", "pty", "urllib.request",
+                "http.client", "ctypes", "runpy", "importlib", "pickle", "marshal", "multiprocessing", "signal",
+                "code", "sys", "requests", "httpx", "urllib3", "aiohttp", "ftplib", "smtplib", "paramiko")
+# The objects are kept with their names: an id is only unique while its object lives.
+_identity: tuple[tuple[bool, ...], dict[int, tuple[Any, str]]] = ((), {})
+
+
+def _known_callables() -> dict[int, tuple[Any, str]]:
+    """id -> dotted name for the callables of ``_BY_IDENTITY``'s loaded modules; rebuilt when one
+    more of them is loaded.  Read from each module's ``vars`` (no attribute lookup, no lazy import)."""
+    global _identity
+    loaded = tuple(name in sys.modules for name in _BY_IDENTITY)
+    if loaded == _identity[0]:
+        return _identity[1]
+    known: dict[int, tuple[Any, str]] = {}
+    for name, present in zip(_BY_IDENTITY, loaded, strict=True):
+        if not present:
+            continue
+        for attr, value in list(vars(sys.modules[name]).items()):
+            if not attr.startswith("_") and isinstance(value, _CALLABLE) and id(value) not in known:
+                known[id(value)] = (value, attr if name == "builtins" else f"{name}.{attr}")
+    _identity = (loaded, known)
+    return known
 
 
 def _module_name(module: str) -> str:
@@ -38,12 +65,16 @@ def _module_name(module: str) -> str:
     return ".".join(p for p in (spelled, rest) if p)
 
 
-def _target(value: Any, shell: Any) -> str | None:
-    if isinstance(value, types.ModuleType):
+def _target(value: Any, shell: Any, known: dict[int, tuple[Any, str]]) -> str | None:
+    kind = type(value)  # never ``isinstance``: it reads ``__class__``, which a proxy may make raise
+    if issubclass(kind, types.ModuleType):
         name = value.__name__
-        return _module_name(name) if name.split(".")[0] in HIDDEN else None
-    if not isinstance(value, _CALLABLE):
+        return _module_name(name) if isinstance(name, str) and name.split(".")[0] in HIDDEN else None
+    if not issubclass(kind, _CALLABLE):
         return None
+    same = known.get(id(value))
+    if same is not None and same[0] is value:
+        return same[1]
     if shell is not None and getattr(value, "__self__", None) is shell:
         spelled = next((as_ for attr, as_ in _IPYTHON_SHELL.items() if value == getattr(shell, attr, None)), None)
         return f"get_ipython().{spelled}" if spelled else None
@@ -58,10 +89,14 @@ def risky_bindings(ns: Mapping[str, Any], shell: Any = None) -> tuple[tuple[str,
     """``(name, dotted target)`` for each name in ``ns`` bound to something the risk table knows,
     when the name alone does not say it (``run`` for ``subprocess.run``; not ``os`` for ``os``)."""
     found: list[tuple[str, str]] = []
+    known = _known_callables()
     for name, value in list(ns.items()):
-        if name.startswith("_") or len(found) >= MAX_BINDINGS:
+        if not isinstance(name, str) or name.startswith("_") or len(found) >= MAX_BINDINGS:
             continue
-        target = _target(value, shell)
+        try:
+            target = _target(value, shell, known)
+        except Exception:  # noqa: BLE001 -- an object that fails to be looked at is not a risky binding
+            continue
         if target and target != name:
             found.append((name, target))
     return tuple(found)

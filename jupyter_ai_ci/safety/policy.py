@@ -13,13 +13,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety import sql, writes
 from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell, root_name, scope_of
+from jupyter_ai_ci.safety.rebinding import kernel_meanings
 from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
@@ -93,9 +94,21 @@ def scan(blocks: Sequence[str]) -> Scan:
 def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[tuple[str, str]] = ()) -> Scan:
     """The risks in an attempt's blocks, and every name they call or import.  ``moved`` and
     ``bindings``: ``PolicySettings``'."""
-    risks: list[Risk] = []
     # The blocks run one after another, so a name bound in one holds in the next.
     scope = scope_of(trees, moved, bindings)
+    risks, calls = _scope_risks(scope)
+    # A kernel name the code binds again later, or only in a branch (``run(...)`` then ``import
+    # json as run``): read once more with the kernel's meaning, and both readings' risks count.
+    kept = kernel_meanings(trees, scope.nodes, scope.aliases, bindings)
+    if kept:
+        more, more_calls = _scope_risks(replace(scope, aliases={**scope.aliases, **kept}))
+        risks, calls = risks + more, calls | more_calls
+    unique = {(r.kind, r.name, r.line): r for r in risks}
+    return Scan(tuple(unique.values()), frozenset(calls))
+
+
+def _scope_risks(scope: Scope) -> tuple[list[Risk], set[str]]:
+    risks: list[Risk] = []
     calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
     for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
         if module.split(".")[0] in HIDDEN:
@@ -104,8 +117,7 @@ def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[
     for node in scope.nodes:
         if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
             risks.extend(_node_risks(node, scope, calls))
-    unique = {(r.kind, r.name, r.line): r for r in risks}
-    return Scan(tuple(unique.values()), frozenset(calls))
+    return risks, calls
 
 
 # The only nodes _node_risks finds anything in.

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from typing import Any
 
+import pytest
+
 from jupyter_ai_ci.safety import policy
 from jupyter_ai_ci.safety.kernelnames import MAX_BINDINGS, risky_bindings
 
@@ -24,6 +26,25 @@ def test_only_modules_and_callables_of_risky_modules_are_named() -> None:
     assert risky_bindings(ns) == (("run", "subprocess.run"), ("o", "os"), ("wipe", "shutil.rmtree"), ("e", "eval"))
 
 
+def test_a_name_is_spelled_as_imported_not_by_its_module() -> None:
+    import asyncio
+
+    ns = {"spawn": asyncio.create_subprocess_shell, "o": open}  # asyncio.subprocess's; io's open
+    assert risky_bindings(ns) == (("spawn", "asyncio.create_subprocess_shell"), ("o", "open"))
+    trees, _ = policy.parse_blocks(["spawn('rm -rf data')\no('/home/u/.bashrc', 'a').write('x')"])
+    found = {r.name for r in policy.scan_trees(trees, bindings=risky_bindings(ns)).risks}
+    assert "asyncio.create_subprocess_shell" in found and "open(a)" in found  # a write outside it
+
+
+def test_an_object_that_fails_to_be_looked_at_is_passed_over() -> None:
+    class Proxy:  # as a web framework's proxy outside its context: even its class fails
+        @property  # type: ignore[misc]
+        def __class__(self) -> Any:
+            raise RuntimeError("working outside of application context")
+
+    assert risky_bindings({"request": Proxy(), "run": subprocess.run}) == (("run", "subprocess.run"),)
+
+
 def test_a_huge_namespace_is_read_up_to_the_cap() -> None:
     ns = {f"run{i}": subprocess.run for i in range(MAX_BINDINGS + 50)}
     assert len(risky_bindings(ns)) == MAX_BINDINGS
@@ -34,3 +55,32 @@ def test_the_scan_reads_a_bare_call_through_them() -> None:
     assert not policy.scan_trees(trees).risks
     found = policy.scan_trees(trees, bindings=risky_bindings({"run": subprocess.run}))
     assert [r.name for r in found.risks] == ["subprocess.run"]
+
+
+KERNEL = (("run", "subprocess.run"), ("pd", "os"))
+
+
+@pytest.mark.parametrize("code", [
+    "run: int\nrun('rm -rf data', shell=True)",  # an annotation binds nothing
+    "def run(x=run('rm -rf data', shell=True)):\n    pass",  # the default runs the kernel's run
+    "class run(run('x').__class__):\n    pass",  # so do the bases
+    "run('x')\nif False:\n    import json as run",  # an import later, in a branch
+    "run('x')\ndef f():\n    from shlex import quote as run",  # an import in a function
+    "run('x')\nfrom asyncio import *",  # a star import after the call
+    "import os\nrun('x')\nrun = os.path.join",  # a binding after the call
+    "pd.system('x')",  # the kernel's pd is os, whatever the convention
+])
+def test_a_later_or_partial_binding_does_not_hide_the_kernels_name(code: str) -> None:
+    trees, _ = policy.parse_blocks([code])
+    assert {r.name for r in policy.scan_trees(trees, bindings=KERNEL).risks} & {"subprocess.run", "os.system"}
+
+
+@pytest.mark.parametrize("code", [
+    "def run(items):\n    return sum(items)\n\ntotal = run([1, 2, 3])",
+    "run = print\nrun('hi')",
+    "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.to_csv('out.csv')",
+    "from json import dumps as run\nrun({})",
+])
+def test_a_name_the_code_binds_first_at_top_level_is_its_own(code: str) -> None:
+    trees, _ = policy.parse_blocks([code])
+    assert not policy.scan_trees(trees, bindings=KERNEL).risks
