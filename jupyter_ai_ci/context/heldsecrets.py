@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from jupyter_ai_ci.context.secretnames import held_value_is_secret, holds_secret
 
 __all__ = ["ALL_ENTRIES", "DICT_ENTRIES", "held_in_dicts"]
 
-DICT_ENTRIES, ALL_ENTRIES = 200, 1000  # per top-level dict, and in all: at most ~0.2 ms a call on this machine
+DICT_ENTRIES, ALL_ENTRIES = 200, 1000  # per top-level dict, and in all: under half a millisecond a call
 _DEPTH = 3
 
 
@@ -28,32 +29,52 @@ def _secret_key(key: str) -> bool:
 
 
 def held_in_dicts(dicts: Iterable[dict[Any, Any]]) -> set[str]:
-    """The strings held under a secret-looking key in ``dicts`` (exact dicts, lists and tuples are
-    walked; nothing of another type is asked for its items)."""
+    """The strings held under a secret-looking key in ``dicts``, the smallest dicts first (a huge
+    one does not use up what the small ``config`` needs).  Only dicts (subclasses read as plain
+    dicts), lists and tuples are walked: nothing else is asked for its items."""
     found: set[str] = set()
     left = ALL_ENTRIES
-    for value in dicts:
+    for value in sorted(dicts, key=dict.__len__):
         if left <= 0:
             break
         budget = [min(DICT_ENTRIES, left)]
         start = budget[0]
-        try:
-            _walk(value, found, budget, 0)
-        except RuntimeError:  # a thread of the user's changed the dict while it was read: what was found stays
-            pass
+        _walk(value, found, budget, 0, False)
         left -= start - max(budget[0], 0)
     return found
 
 
-def _walk(value: Any, found: set[str], budget: list[int], depth: int) -> None:
-    items = value.items() if type(value) is dict else enumerate(value)
-    for key, item in items:
-        budget[0] -= 1
-        if budget[0] < 0:
+def _entries(value: Any, budget: int) -> list[tuple[Any, Any]]:
+    # Copied in one C call (islice over the items, into a list): another thread of the user's
+    # cannot change the dict in the middle of it, as it could under a Python loop.
+    items = dict.items(value) if isinstance(value, dict) else enumerate(value)
+    return list(islice(items, max(budget, 0)))
+
+
+def _text(item: Any) -> str | None:
+    if type(item) is str:
+        return item
+    if type(item) is bytes:
+        return item.decode("utf-8", "replace")
+    return None
+
+
+def _walk(value: Any, found: set[str], budget: list[int], depth: int, secret: bool) -> None:
+    """``secret``: everything in ``value`` is under a secret key (``{'tokens': {'github': …}}``).
+    A level's strings are read before the containers in it, so a big nested value does not
+    use up the budget before the ``password`` beside it."""
+    entries = _entries(value, budget[0])
+    budget[0] -= len(entries)
+    nested = []
+    for key, item in entries:
+        under = secret or (type(key) is str and _secret_key(key))
+        text = _text(item)
+        if text is not None:
+            if under and held_value_is_secret(text):
+                found.add(text)
+        elif depth < _DEPTH and isinstance(item, (dict, list, tuple)):
+            nested.append((item, under))
+    for item, under in nested:
+        if budget[0] <= 0:
             return
-        kind = type(item)
-        if kind is str:
-            if type(key) is str and _secret_key(key) and held_value_is_secret(item):
-                found.add(item)
-        elif depth < _DEPTH and kind in (dict, list, tuple):
-            _walk(item, found, budget, depth + 1)
+        _walk(item, found, budget, depth + 1, under)

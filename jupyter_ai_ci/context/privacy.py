@@ -157,7 +157,7 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             continue
         if held_value_is_secret(value):  # the name holds a secret: _judge asked holds_secret
             found.add(value)
-    found.update(held_in_dicts(value for name, value in list(ns.items()) if type(value) is dict
+    found.update(held_in_dicts(value for name, value in list(ns.items()) if issubclass(type(value), dict)
                                and isinstance(name, str) and name != "Out"
                                and not (name[:1] == "_" and _HISTORY_NAME.fullmatch(name))))
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
