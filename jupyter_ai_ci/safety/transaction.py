@@ -221,6 +221,7 @@ class Transaction:
     changed: set[str] = field(default_factory=set)  # the names the attempt's code may change
     # A candidate or failed attempt that chdir'ed would leave the next one reading other files.
     cwd: str = ""
+    moves: bool = False  # the code may change directory (a held fix rejected later goes back too)
 
     def begin(self, blocks: Iterable[str]) -> TransactionReport:
         self.bindings = dict(self.ns)
@@ -228,6 +229,7 @@ class Transaction:
         self.open = True
         self.changed = may_change(blocks)
         self.cwd = _cwd()
+        self.moves = any(_MOVES.search(code) for code in blocks)
         not_saved: list[str] = []
         chosen = {name: self.ns[name] for name in sorted(self.changed)
                   if name in self.ns and not _ipython_name(name) and not name.startswith("__")}
@@ -300,7 +302,12 @@ class Transaction:
                 self.ns[name] = s.copy
                 failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
         restored = sorted(set(self.saved) | {n for n in rebound if not _ipython_name(n)})
-        if not only_changed and self.cwd and _cwd() != self.cwd:  # a rejected later fix: the user's cd stays
+        # A held fix rejected later (``only_changed``) goes back only if its own code moves:
+        # a ``%cd`` the user ran since then stays.
+        now = _cwd()
+        if not self.cwd and now and self.moves:
+            failed.append(f"the working directory (the attempt began in a deleted folder; it is now {now})")
+        elif self.cwd and now != self.cwd and (not only_changed or self.moves):
             try:
                 os.chdir(self.cwd)
                 restored.append("the working directory")
@@ -318,6 +325,10 @@ class Transaction:
 
 
 _MISSING = object()
+
+
+# Code that may change the kernel's directory: os.chdir / fchdir, contextlib.chdir, %cd and its kin.
+_MOVES = re.compile(r"chdir|^\s*%?(?:cd|pushd|popd)\b", re.MULTILINE)
 
 
 def _cwd() -> str:

@@ -101,6 +101,36 @@ def test_rollback_goes_back_to_the_working_directory_the_attempt_left(
     assert "the working directory" not in t.rollback().restored
 
 
+def test_a_held_fix_rejected_later_goes_back_only_if_its_own_code_moved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, Any] = {"os": os}
+    t = Transaction(ns)
+    t.begin(["os.chdir('sub')"])
+    exec("os.chdir('sub')", ns)  # noqa: S102 -- the fix, held: the person has not decided yet
+    assert "the working directory" in t.rollback(only_changed=True).restored  # rejected
+    assert os.getcwd() == str(tmp_path)
+    t.begin(["x = 1"])
+    os.chdir("sub")  # the person's own %cd while the offer waited
+    assert "the working directory" not in t.rollback(only_changed=True).restored
+    assert os.getcwd() == str(tmp_path / "sub")
+
+
+def test_an_attempt_begun_in_a_deleted_folder_that_moves_says_it_was_not_put_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    os.rmdir(tmp_path / "gone")
+    ns: dict[str, Any] = {"os": os}
+    code = f"os.chdir({str(tmp_path)!r})\nraise ValueError"
+    t = Transaction(ns)
+    t.begin([code])
+    fail(ns, code)
+    assert t.rollback().not_saved == (
+        f"the working directory (the attempt began in a deleted folder; it is now {tmp_path})",)
+
+
 def test_commit_keeps_changes() -> None:
     ns: dict[str, Any] = {"lst": [1]}
     t = Transaction(ns)
