@@ -63,7 +63,7 @@ class Progress:
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = p.add_mutually_exclusive_group(required=True)
+    mode = p.add_mutually_exclusive_group()
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
     mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
                       "'local' or 'local:NAME|PATH' for the managed local model")
@@ -95,9 +95,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--log", action="store_true", help="real model: write every request and reply to "
                    "requests.jsonl in the output directory")
     p.add_argument("--out", type=Path, default=None, help="output directory (default bench/results/…)")
+    p.add_argument("--report", type=Path, default=None, metavar="OUT",
+                   help="dabench: the figures of the questions the run in OUT answered so far; asks nothing")
     p.add_argument("--resume", action="store_true", help="dabench: go on with the run in --out, asking only "
                    "the questions it has not answered (same settings and commit)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.report is None and not (args.scripted or args.model):
+        p.error("one of the arguments --scripted --model is required")
+    return args
 
 
 def select(spec: str, suite: list[Task] = TASKS) -> list[Task]:
@@ -130,6 +135,8 @@ def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelCl
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.report is not None:
+        return dabench_report_main(args.report)
     if args.suite == "dabench" or args.path is not None:
         return dabench_main(args)
     if args.resume:
@@ -254,6 +261,20 @@ def dabench_main(args: argparse.Namespace) -> int:
     sitting = f", {len(done)} of them answered before --resume" if done else ""
     print(f"\n{len(runs)} DABench questions ({sample}{sitting}) in {wall:.1f} s with {args.jobs} kernel(s); "
           f"wrote {out}/dabench.json")
+    return 0
+
+
+def dabench_report_main(out: Path) -> int:
+    """The figures of a DABench run so far (running, stopped, or done), from its records alone."""
+    store = Store(out)
+    asked, done = store.settings(), store.answered()
+    order = {q: i for i, q in enumerate(asked.get("questions", []))}
+    runs = sorted(done.values(), key=lambda r: order.get(r.id, len(order)))
+    if not runs:
+        raise SystemExit(f"success_rate: the run in {out} has answered no question yet")
+    print(dabench_report.table(runs, dabench_report.summarize(runs)))
+    print(f"\n{len(runs)} of {len(order)} questions answered so far (model {asked.get('model')}, "
+          f"candidates {asked.get('candidates')}, retries {asked.get('retries')}, commit {asked.get('commit') or '?'})")
     return 0
 
 

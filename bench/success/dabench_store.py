@@ -63,6 +63,14 @@ class Store:
             said = ", ".join(f"{k} {before.get(k)!r} then, {settings.get(k)!r} now" for k in differ)
             raise SystemExit(f"success_rate: cannot resume {self.folder}: {said}. "
                              "Resume with the same settings and code, or start another --out")
+        if records.exists() and not records.read_bytes().endswith(b"\n") and records.stat().st_size:
+            with records.open("a") as f:  # a line cut short by a kill: the next record starts a line of its own
+                f.write("\n")
+        return self.answered()
+
+    def answered(self) -> dict[int, QuestionRun]:
+        """The questions graded so far, by id."""
+        records = self.folder / RECORDS
         done: dict[int, QuestionRun] = {}
         for line in records.read_text().splitlines() if records.exists() else []:
             try:
@@ -71,6 +79,13 @@ class Store:
                 continue  # a line cut short when the last sitting was killed: that question is asked again
             done[run.id] = run
         return done
+
+    def settings(self) -> dict[str, Any]:
+        saved = self.folder / SETTINGS
+        if not saved.exists():
+            raise SystemExit(f"success_rate: no DABench run in {self.folder} (no {SETTINGS})")
+        loaded: dict[str, Any] = json.loads(saved.read_text())
+        return loaded
 
     def add(self, run: QuestionRun) -> None:
         """One graded question, appended and flushed at once (a kill loses at most the question under way)."""

@@ -129,3 +129,12 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path: Path, model_server: Sc
     assert "3 DABench questions (all, 1 of them answered before --resume)" in capsys.readouterr().out  # type: ignore[attr-defined]
     with pytest.raises(SystemExit, match="--resume goes on with the run in --out OUT"):
         main([*argv[:-2], "--resume"])
+    # The figures so far, read from the records alone: no model, no data folder needed.
+    (out / "questions.jsonl").write_text("\n".join((out / "questions.jsonl").read_text().splitlines()[:-1]) + "\n")
+    capsys.readouterr()  # type: ignore[attr-defined]
+    assert main(["--report", str(out)]) == 0
+    said = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "2 of 3 questions answered so far (model stand-in, candidates 1, retries 1" in said
+    assert [line.split()[:3] for line in said.splitlines() if line.startswith("loop")] == [["loop", "100.0%", "2/2"]]
+    with pytest.raises(SystemExit, match="no DABench run in"):
+        main(["--report", str(tmp_path)])
