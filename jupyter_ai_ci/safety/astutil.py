@@ -12,7 +12,7 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from jupyter_ai_ci.safety.rebinding import rebound_first
@@ -98,12 +98,16 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
     if isinstance(node, ast.Subscript):
         key = literal_str(node.slice)
         base = dotted(node.value, aliases)
+        if key is not None and base == "__main__":  # globals()['run']: the kernel's own run
+            return f"__main__.{key}"
         return key if key is not None and base in _NAMESPACES else None
     if isinstance(node, ast.Call):
         func = dotted(node.func, aliases)
         first = literal_str(node.args[0]) if node.args else None
         if func == "get_ipython" and not node.args:
             return "get_ipython()"
+        if func in ("globals", "vars", "locals") and not node.args:
+            return "__main__"  # the namespace the kernel's names live in (a cell's top level)
         if func in _IMPORTERS and first:
             return first.split(".")[0] if func.endswith("__import__") else first  # __import__ returns the top
         attr = literal_str(node.args[1]) if len(node.args) > 1 else None
@@ -186,6 +190,9 @@ class Scope:
     unread_stars: tuple[str, ...] = ()
     stars: tuple[str, ...] = ()  # every star-imported module
     moved: str = ""  # the working directory, from the notebook's folder (policy.PolicySettings.moved)
+    # What the kernel's own names stand for (safety/kernelnames.py): ``globals()['run']``,
+    # ``from __main__ import run`` and ``__main__.run`` reach them by another way than the name.
+    kernel: dict[str, str] = field(default_factory=dict)
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
@@ -224,7 +231,7 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
                 aliases[name] = target
-    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved)
+    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved, dict(bindings))
 
 
 def walk(tree: ast.AST) -> list[ast.AST]:
@@ -232,8 +239,8 @@ def walk(tree: ast.AST) -> list[ast.AST]:
     dozen lines of generated code walks ~150 nodes."""
     nodes = [tree]
     for node in nodes:  # grows as it goes: breadth first, like ast.walk's queue
-        for field in node._fields:
-            value = getattr(node, field, None)
+        for name in node._fields:
+            value = getattr(node, name, None)
             if isinstance(value, ast.AST):
                 nodes.append(value)
             elif isinstance(value, list):

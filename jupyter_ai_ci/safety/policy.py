@@ -133,6 +133,8 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
             name = f"<expr>.{node.func.attr}"  # Path('x').unlink(): the method still tells
         if name is None:
             return []
+        if name.startswith("__main__."):  # the kernel's own name, reached through its namespace
+            name = scope.kernel.get(name[len("__main__."):], name)
         calls.add(name)
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):

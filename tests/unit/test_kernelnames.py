@@ -69,6 +69,11 @@ KERNEL = (("run", "subprocess.run"), ("pd", "os"))
     "run('x')\nfrom asyncio import *",  # a star import after the call
     "import os\nrun('x')\nrun = os.path.join",  # a binding after the call
     "pd.system('x')",  # the kernel's pd is os, whatever the convention
+    "globals()['run']('x')",  # the kernel's names reached through its namespace
+    "vars()['run']('x')",
+    "from __main__ import run as r\nr('x')",
+    "import __main__\n__main__.run('x')",
+    "import sys\nsys.modules['__main__'].run('x')",
 ])
 def test_a_later_or_partial_binding_does_not_hide_the_kernels_name(code: str) -> None:
     trees, _ = policy.parse_blocks([code])
@@ -80,6 +85,7 @@ def test_a_later_or_partial_binding_does_not_hide_the_kernels_name(code: str) ->
     "run = print\nrun('hi')",
     "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.to_csv('out.csv')",
     "from json import dumps as run\nrun({})",
+    "x = globals()['df']\nglobals().update(total=1)",
 ])
 def test_a_name_the_code_binds_first_at_top_level_is_its_own(code: str) -> None:
     trees, _ = policy.parse_blocks([code])
