@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.success import dabench, dabench_report  # noqa: E402
-from bench.success.dabench_run import QuestionRun, run_dabench  # noqa: E402
+from bench.success.dabench_run import QuestionRun, graded, run_dabench  # noqa: E402
 from bench.success.dabench_run import as_records as dabench_records  # noqa: E402
 from bench.success.dabench_store import Store, commit  # noqa: E402
 from bench.success.data import generate  # noqa: E402
@@ -272,8 +272,17 @@ def dabench_report_main(out: Path) -> int:
     runs = sorted(done.values(), key=lambda r: order.get(r.id, len(order)))
     if not runs:
         raise SystemExit(f"success_rate: the run in {out} has answered no question yet")
+    # Graded again from the stored responses, with this bench's grading (the data's labels, if
+    # the folder is still there): a fix to what is graded applies to runs already made.
+    data = Path(str(asked.get("data", "")))
+    labels = {q.id: q.labels for q in dabench.load(data)} if (data / "da-dev-labels.jsonl").exists() else {}
+    for run in runs:
+        for way in run.ways:
+            if run.id in labels and way.status != "error":
+                way.correct = graded(way.response, labels[run.id])
     print(dabench_report.table(runs, dabench_report.summarize(runs)))
-    print(f"\n{len(runs)} of {len(order)} questions answered so far (model {asked.get('model')}, "
+    again = "graded again from the responses" if labels else "graded as they were (the data folder is gone)"
+    print(f"\n{len(runs)} of {len(order)} questions answered so far, {again} (model {asked.get('model')}, "
           f"candidates {asked.get('candidates')}, retries {asked.get('retries')}, commit {asked.get('commit') or '?'})")
     return 0
 

@@ -35,6 +35,17 @@ from .dabench import TABLES, Question, grade
 from .harness import _RESET, BenchConfig, FirstResult, RecordingClient, Worker, agreement
 from .pool import run_pool
 
+# The words a run that was not sure ends with (core/loop.py): the other candidates' results, listed
+# for the person to compare.  They are not the answer, so they are not graded: the benchmark takes
+# a name's last ``@name[value]``, and an alternative's would stand in for the answer given.
+NOT_SURE = "\n\n⚠ Not sure:"
+
+
+def graded(response: str, labels: tuple[tuple[str, str], ...]) -> dict[str, bool]:
+    """The benchmark's grade of the answer a response gives (without a "not sure" list of others)."""
+    return grade(response.split(NOT_SURE, 1)[0], labels)
+
+
 ONE_SHOT_SYSTEM = ("Write Python code that answers the question. Put it in one ```python block. "
                    "The code must print the final answer in the format the question gives.")
 
@@ -135,7 +146,7 @@ class DabenchWorker(Worker):
         sure = agreement(outcome.consensus)
         if status == "success" and sure in ("disagree", "unconfirmed"):
             status = "not-sure"  # shown with ⚠: the candidates disagree, or none confirmed it
-        return Answered("loop" if candidates == 1 else "consensus", status, grade(response, question.labels), response,
+        return Answered("loop" if candidates == 1 else "consensus", status, graded(response, question.labels), response,
                         len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
                         round(timings.model, 3),
                         error=last.one_line() if last and outcome.status != "success" else "",
@@ -156,7 +167,7 @@ class DabenchWorker(Worker):
                 status, error = "raised", result.error.one_line()
                 break
         response = "\n".join(shown)
-        return Answered("one-shot", status, grade(response, question.labels), response, 1,
+        return Answered("one-shot", status, graded(response, question.labels), response, 1,
                         reply.usage.prompt_tokens, reply.usage.completion_tokens, round(model_seconds, 3),
                         error=error)
 

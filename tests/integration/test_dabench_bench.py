@@ -134,7 +134,7 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path: Path, model_server: Sc
     capsys.readouterr()  # type: ignore[attr-defined]
     assert main(["--report", str(out)]) == 0
     said = capsys.readouterr().out  # type: ignore[attr-defined]
-    assert "2 of 3 questions answered so far (model stand-in, candidates 1, retries 1" in said
+    assert "2 of 3 questions answered so far, graded again from the responses (model stand-in, candidates 1" in said
     assert [line.split()[:3] for line in said.splitlines() if line.startswith("loop")] == [["loop", "100.0%", "2/2"]]
     with pytest.raises(SystemExit, match="no DABench run in"):
         main(["--report", str(tmp_path)])

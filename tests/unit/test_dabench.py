@@ -150,3 +150,13 @@ def test_bad_command_lines_say_what_to_do(argv: list[str], says: str, tmp_path: 
     folder = write_folder(tmp_path / "d", [q(1)], [{"id": 1, "common_answers": [["v1", "1"]]}])
     with pytest.raises(SystemExit, match=says):
         main([str(folder) if a == "DATA" else str(tmp_path / a) if a == "NOWHERE" else a for a in argv])
+
+
+def test_the_other_candidates_listed_under_a_not_sure_answer_are_not_graded() -> None:
+    from bench.success.dabench_run import graded
+
+    labels = (("mean", "-0.14"), ("std", "0.94"))
+    response = ("@mean[-0.14], @std[0.94]\n\nThe mean is -0.14.\n\n⚠ Not sure: candidates disagree: "
+                "@mean[-0.14], @std[0.94] (1 of 2) vs @mean[99.86], @std[0.94].")
+    assert graded(response, labels) == {"mean": True, "std": True}  # the answer given, not the alternative
+    assert graded("@mean[99.86] @std[0.94]", labels) == {"mean": False, "std": True}
