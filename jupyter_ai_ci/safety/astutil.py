@@ -193,6 +193,9 @@ class Scope:
     # What the kernel's own names stand for (safety/kernelnames.py): ``globals()['run']``,
     # ``from __main__ import run`` and ``__main__.run`` reach them by another way than the name.
     kernel: dict[str, str] = field(default_factory=dict)
+    # The kernel's names the code reads that the reading above gave another meaning (``run(...)``
+    # then ``import json as run`` further down): the scan reads the code again with the kernel's.
+    overridden: dict[str, str] = field(default_factory=dict)
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
@@ -213,11 +216,13 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
     # Generated code often uses the kernel's own ``pd``/``np``/``plt`` without importing them.
     names = [n for n in nodes if isinstance(n, ast.Name)]
     bound = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
-    used = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
     loaded = {n.id for n in names if isinstance(n.ctx, ast.Load)}
-    # What the kernel holds wins over convention: ``pd`` bound to ``os`` by an earlier cell is ``os``.
-    for name, origin in bindings:  # ``run`` from a user's ``from subprocess import run``, unless rebound here
-        if name in loaded and name not in aliases and not rebound_first(trees, name):
+    used = loaded - bound
+    # The kernel's names the code reads and does not surely rebind first (``run`` from a user's
+    # ``from subprocess import run``).  They win over convention: ``pd`` bound to ``os`` is ``os``.
+    kernel = {name: origin for name, origin in bindings if name in loaded and not rebound_first(trees, name)}
+    for name, origin in kernel.items():
+        if name not in aliases:
             aliases[name] = origin
     for name, origin in _CONVENTIONAL.items():
         if name in used and name not in aliases:
@@ -231,7 +236,9 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
                 aliases[name] = target
-    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved, dict(bindings))
+    # Those the code gave another meaning anyway (an import or a binding elsewhere in it).
+    overridden = {name: origin for name, origin in kernel.items() if aliases.get(name) != origin}
+    return Scope(aliases, values, nodes, tuple(unread), tuple(stars), moved, dict(bindings), overridden)
 
 
 def walk(tree: ast.AST) -> list[ast.AST]:

@@ -20,7 +20,6 @@ from typing import Literal
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety import sql, writes
 from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell, root_name, scope_of
-from jupyter_ai_ci.safety.rebinding import kernel_meanings
 from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
@@ -99,9 +98,8 @@ def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[
     risks, calls = _scope_risks(scope)
     # A kernel name the code binds again later, or only in a branch (``run(...)`` then ``import
     # json as run``): read once more with the kernel's meaning, and both readings' risks count.
-    kept = kernel_meanings(trees, scope.nodes, scope.aliases, bindings)
-    if kept:
-        more, more_calls = _scope_risks(replace(scope, aliases={**scope.aliases, **kept}))
+    if scope.overridden:
+        more, more_calls = _scope_risks(replace(scope, aliases={**scope.aliases, **scope.overridden}))
         risks, calls = risks + more, calls | more_calls
     unique = {(r.kind, r.name, r.line): r for r in risks}
     return Scan(tuple(unique.values()), frozenset(calls))

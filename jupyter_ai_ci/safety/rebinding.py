@@ -11,9 +11,9 @@ whose default runs first.  A superset, as the rest of the scan: a false alarm as
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
-__all__ = ["kernel_meanings", "rebound_first"]
+__all__ = ["rebound_first"]
 
 
 def rebound_first(trees: Sequence[ast.Module], name: str) -> bool:
@@ -34,14 +34,3 @@ def rebound_first(trees: Sequence[ast.Module], name: str) -> bool:
                 return assigns and all(not isinstance(n.ctx, ast.Load) for n in mentions)
     return False
 
-
-def kernel_meanings(trees: Sequence[ast.Module], nodes: Iterable[ast.AST], aliases: Mapping[str, str],
-                    bindings: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The kernel's names the code reads (``nodes``) that ``aliases`` gave another meaning (an
-    import or a binding elsewhere in the code) and the code did not surely rebind first: a second
-    reading of the code with these meanings finds what the first could not."""
-    if not bindings:
-        return {}
-    loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return {name: origin for name, origin in bindings
-            if name in loaded and aliases.get(name) != origin and not rebound_first(trees, name)}
