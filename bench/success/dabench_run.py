@@ -106,11 +106,14 @@ class DabenchWorker(Worker):
         out = QuestionRun(question.id, question.level, question.file_name)
         ways = [self.loop, *([self.consensus] if self.candidates > 1 else []), self.one_shot]
         # The loop and the candidates send the same first request: the way asked second finds it in
-        # llama.cpp's prompt cache.  Their order alternates by question, so neither always gains.
+        # llama.cpp's prompt cache.  Their order alternates by question, so neither always gains;
+        # the answers stay in the ways' order.
+        order = list(range(len(ways)))
         if self.candidates > 1 and question.id % 2:
-            ways[0], ways[1] = ways[1], ways[0]
-        answers: list[Answered] = []
-        for way in ways:
+            order[0], order[1] = 1, 0
+        answers: dict[int, Answered] = {}
+        for index in order:
+            way = ways[index]
             await self._fresh(question)
             started = time.perf_counter()
             try:
@@ -121,9 +124,8 @@ class DabenchWorker(Worker):
                 answered = Answered(way.__name__.replace("_", "-"), "error", grade("", question.labels), "",
                                     error=f"{type(exc).__name__}: {exc}")
             answered.seconds = round(time.perf_counter() - started, 3)
-            answers.append(answered)
-        out.ways = sorted(answers, key=lambda a: ("loop", "consensus", "one-shot").index(a.way)
-                          if a.way in ("loop", "consensus", "one-shot") else 3)
+            answers[index] = answered
+        out.ways = [answers[i] for i in range(len(ways))]
         return out
 
     async def consensus(self, question: Question) -> Answered:

@@ -37,6 +37,17 @@ def _record(raw: dict[str, Any]) -> QuestionRun:
     return QuestionRun(int(raw["id"]), str(raw["level"]), str(raw["file_name"]), ways)
 
 
+def _parsed(text: str) -> dict[int, QuestionRun]:
+    done: dict[int, QuestionRun] = {}
+    for line in text.splitlines():
+        try:
+            run = _record(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short when the last sitting was killed: that question is asked again
+        done[run.id] = run
+    return done
+
+
 class Store:
     """``questions.jsonl`` and ``run.json`` in ``folder``."""
 
@@ -63,22 +74,16 @@ class Store:
             said = ", ".join(f"{k} {before.get(k)!r} then, {settings.get(k)!r} now" for k in differ)
             raise SystemExit(f"success_rate: cannot resume {self.folder}: {said}. "
                              "Resume with the same settings and code, or start another --out")
-        if records.exists() and not records.read_bytes().endswith(b"\n") and records.stat().st_size:
+        text = records.read_text() if records.exists() else ""
+        if text and not text.endswith("\n"):
             with records.open("a") as f:  # a line cut short by a kill: the next record starts a line of its own
                 f.write("\n")
-        return self.answered()
+        return _parsed(text)
 
     def answered(self) -> dict[int, QuestionRun]:
         """The questions graded so far, by id."""
         records = self.folder / RECORDS
-        done: dict[int, QuestionRun] = {}
-        for line in records.read_text().splitlines() if records.exists() else []:
-            try:
-                run = _record(json.loads(line))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short when the last sitting was killed: that question is asked again
-            done[run.id] = run
-        return done
+        return _parsed(records.read_text() if records.exists() else "")
 
     def settings(self) -> dict[str, Any]:
         saved = self.folder / SETTINGS
