@@ -14,6 +14,7 @@ asyncio), and the unit tests (driven by a list of canned results).
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
@@ -41,6 +42,7 @@ from jupyter_ai_ci.events import (
     Usage,
 )
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.kernelnames import bound_by
 from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -261,6 +263,11 @@ def agent_loop(
             reply = fixed
 
         if step < settings.steps:
+            # The kernel was named once, before step 1: what this step's code bound (``from
+            # subprocess import run``) is read from it, so the next step's ``run(...)`` is a process.
+            trees, _ = policy.parse_blocks(code)
+            settings = replace(settings, policy=replace(settings.policy, bindings=bound_by(
+                trees, settings.policy.bindings)))
             output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
             messages.append(Message("user", prompts.NEXT_STEP.format(
                 output=head_tail(output, settings.max_output_chars),

@@ -92,6 +92,8 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
     aliases = aliases or {}
     if isinstance(node, ast.Name):
         return aliases.get(node.id, node.id)
+    if isinstance(node, ast.NamedExpr):  # (run := run)(...): the value is what is called
+        return dotted(node.value, aliases)
     if isinstance(node, ast.Attribute):
         base = dotted(node.value, aliases)
         return None if base is None else _plain(f"{base}.{node.attr}")
@@ -108,6 +110,8 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
             return "get_ipython()"
         if func in ("globals", "vars", "locals") and not node.args:
             return "__main__"  # the namespace the kernel's names live in (a cell's top level)
+        if func == "__main__.get" and first:  # globals().get('run')
+            return f"__main__.{first}"
         if func in _IMPORTERS and first:
             return first.split(".")[0] if func.endswith("__import__") else first  # __import__ returns the top
         attr = literal_str(node.args[1]) if len(node.args) > 1 else None
@@ -199,7 +203,7 @@ class Scope:
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).
-_BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr",
+BUILTIN_CALLABLES = frozenset({"eval", "exec", "compile", "open", "__import__", "getattr", "setattr",
                                 "exit", "quit", "get_ipython()"})
 
 
@@ -231,7 +235,7 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,
     # ``m = importlib.import_module('os')``.  Repeat so aliases of aliases resolve in any order.
     for _ in range(3):
-        modules = {v.split(".")[0] for v in aliases.values()} | _BUILTIN_CALLABLES
+        modules = {v.split(".")[0] for v in aliases.values()} | BUILTIN_CALLABLES
         for name, value in values.items():
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):

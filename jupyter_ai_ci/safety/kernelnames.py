@@ -10,18 +10,24 @@ itself does not bind it.
 
 Only modules, functions, classes and methods are looked at (``isinstance`` on the value, never an
 attribute of an arbitrary object), and only those from the modules the risk table has rules for.
+
+Within one request of several steps the kernel is named once, before step 1; what step 1's code
+then binds (``from subprocess import run``) is read from that code, for step 2's scan: ``bound_by``.
 """
 
 from __future__ import annotations
 
+import ast
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jupyter_ai_ci.safety.astutil import BUILTIN_CALLABLES, scope_of
 from jupyter_ai_ci.safety.risktable import HIDDEN
+from jupyter_ai_ci.safety.starimports import star_names
 
-__all__ = ["MAX_BINDINGS", "risky_bindings"]
+__all__ = ["MAX_BINDINGS", "bound_by", "risky_bindings"]
 
 MAX_BINDINGS = 2000  # a `from os import *` binds ~300; past this, the rest is not worth a request's time
 # What a function's ``__module__`` says, as the risk table spells it.
@@ -100,3 +106,23 @@ def risky_bindings(ns: Mapping[str, Any], shell: Any = None) -> tuple[tuple[str,
         if target and target != name:
             found.append((name, target))
     return tuple(found)
+
+
+def _risky(target: str) -> bool:
+    return target.split(".")[0] in HIDDEN or target in BUILTIN_CALLABLES or target.startswith("get_ipython()")
+
+
+def bound_by(trees: Sequence[ast.Module], bindings: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``bindings`` and the risky names code that ran left bound, as ``risky_bindings`` would
+    name them from the kernel afterwards: its imports, aliases (``sh = os.system``) and star
+    imports.  A name the code binds to something else keeps its old meaning: a superset, as the
+    scan is (a false alarm asks, a miss runs)."""
+    found = dict(bindings)
+    scope = scope_of(trees, bindings=bindings)
+    for name, target in scope.aliases.items():
+        if name != target and _risky(target):
+            found[name] = target
+    for module in scope.stars:
+        if module.split(".")[0] in HIDDEN:
+            found.update((name, f"{module}.{name}") for name in sorted(star_names(module) or ()))
+    return tuple(found.items())[:MAX_BINDINGS]

@@ -129,6 +129,9 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         name = dotted(node.func, aliases)
         if name is None and isinstance(node.func, ast.Attribute):
             name = f"<expr>.{node.func.attr}"  # Path('x').unlink(): the method still tells
+        if name is None and _computed_lookup(node.func, aliases):
+            return [Risk("eval", "globals()[…]", "calls a name looked up in the kernel's namespace at run time",
+                         line)]
         if name is None:
             return []
         if name.startswith("__main__."):  # the kernel's own name, reached through its namespace
@@ -176,6 +179,14 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         if name in ("builtins", "__builtins__") or root_name(target) == "__builtins__":
             return [Risk("builtins", f"{name}", "changes Python's builtins", line)]
     return []
+
+
+def _computed_lookup(func: ast.expr, aliases: dict[str, str]) -> bool:
+    """``globals()[name](...)`` or ``vars().get(name)(...)``: a call of whatever the kernel
+    holds under a name the code computes -- the kernel's ``run`` as much as anything."""
+    if isinstance(func, ast.Subscript):
+        return dotted(func.value, aliases) == "__main__"
+    return isinstance(func, ast.Call) and dotted(func.func, aliases) == "__main__.get"
 
 
 def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Risk]:

@@ -106,6 +106,10 @@ def test_the_panel_and_the_cli_learn_where_the_kernel_is_across_the_kernel_bound
     ("shell = get_ipython().system", "shell('touch ' + RAN)", "runs a shell command"),
     ("e = eval", "e('__import__(\"os\").system(\"touch \" + RAN)')", "evaluates a string as code"),
     ("import os as pd", "pd.system('touch ' + RAN)", "os.system: runs a shell command"),  # not pandas
+    ("from subprocess import run", "(run := run)(['touch', RAN])", "subprocess.run: starts a process"),
+    ("from subprocess import run", "globals().get('run')(['touch', RAN])", "subprocess.run: starts a process"),
+    ("from subprocess import run", "globals()['r' + 'un'](['touch', RAN])",
+     "calls a name looked up in the kernel's namespace at run time"),
 ])
 def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
         ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,
@@ -119,6 +123,23 @@ def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
     said = refused(ip, model_server, call)
     assert says in said
     assert not (tmp_path / "ran").exists() and (keep / "data.csv").exists()
+
+
+@pytest.mark.parametrize(("setup", "call", "says"), [
+    ("from subprocess import run", "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("from os import *", "system('touch ' + RAN)", "os.system: runs a shell command"),
+    ("import os\nsh = os.system", "sh('touch ' + RAN)", "os.system: runs a shell command"),
+])
+def test_a_name_an_earlier_step_bound_does_not_hide_a_risky_call_in_the_next(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,
+        says: str) -> None:
+    """The kernel is named once per request: step 1 binds ``run``, step 2 calls it bare."""
+    assert ip.run_cell(f"RAN = {str(tmp_path / 'ran')!r}").success
+    model_server.script(py(setup), py(call))
+    result = ip.run_cell("%%ask --steps 2 --retries 0\nsave the summary")
+    assert not result.success and type(result.error_in_exec).__name__ == "PolicyRefused", result.error_in_exec
+    assert says in str(result.error_in_exec) and not (tmp_path / "ran").exists()
+    assert len(model_server.requests) == 2  # step 1 ran (unasked), step 2 was asked for
 
 
 def test_a_name_the_code_binds_itself_is_its_own(ip: Any, model_server: ScriptedOpenAIServer, work: Path) -> None:

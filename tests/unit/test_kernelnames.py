@@ -90,3 +90,17 @@ def test_a_later_or_partial_binding_does_not_hide_the_kernels_name(code: str) ->
 def test_a_name_the_code_binds_first_at_top_level_is_its_own(code: str) -> None:
     trees, _ = policy.parse_blocks([code])
     assert not policy.scan_trees(trees, bindings=KERNEL).risks
+
+
+def test_what_code_that_ran_left_bound_is_added_for_the_next_scan() -> None:
+    from jupyter_ai_ci.safety.kernelnames import bound_by
+
+    trees, _ = policy.parse_blocks(["from subprocess import run\nimport os\nsh = os.system\nimport pandas as pd\n"
+                                    "from shutil import *\ntotal = 3"])
+    found = dict(bound_by(trees, (("e", "eval"),)))
+    assert found["run"] == "subprocess.run" and found["sh"] == "os.system" and found["e"] == "eval"
+    assert found["rmtree"] == "shutil.rmtree"  # the star import's names
+    assert "os" not in found and "pd" not in found and "total" not in found  # nothing the name does not say
+    nxt, _ = policy.parse_blocks(["run(['ls'])\nsh('ls')\nrmtree('x')"])
+    risks = {r.name for r in policy.scan_trees(nxt, bindings=tuple(found.items())).risks}
+    assert {"subprocess.run", "os.system", "shutil.rmtree"} <= risks
