@@ -258,7 +258,7 @@ class OpenAIClient:
         """The detected fields and the ``n`` to send.  A server that gives one choice whatever
         ``n`` asks is sent none: the vote asks again, and its requests share the cached prefix."""
         kind = self._kind or dialect.UNKNOWN
-        return dialect.fields_for(kind), n if dialect.takes_n(kind, self.endpoint.base_url) else 1
+        return dialect.fields_for(kind), n if dialect.takes_n(kind, self.endpoint.base_url, self.endpoint.model) else 1
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None, n: int = 1) -> ModelReply:
@@ -277,7 +277,7 @@ class OpenAIClient:
                 if not dialect.refused_n(exc, sent_n):
                     raise
                 response = _post(self._sync, _at(self.endpoint, temperature), messages, fields, 1)
-                dialect.refuses_n(self.endpoint.base_url)
+                dialect.refuses_n(self.endpoint.base_url, self.endpoint.model)
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -317,7 +317,7 @@ class OpenAIClient:
                 if not dialect.refused_n(exc, sent_n):
                     raise
                 response = await _post(self._async, _at(self.endpoint, temperature), messages, fields, 1)
-                dialect.refuses_n(self.endpoint.base_url)
+                dialect.refuses_n(self.endpoint.base_url, self.endpoint.model)
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):

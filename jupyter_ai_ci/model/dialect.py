@@ -21,7 +21,8 @@ asks its ``/v1/models`` once, and a llama.cpp server is sent ``repeat_penalty`` 
 Candidates (core/consensus.py) ask for several choices in one request, ``n``: neither llama.cpp
 nor Ollama is ever sent it (they give one choice), every other server is (``takes_n``) until it
 refuses it: one that answers ``n`` > 1 with a 400 (Groq: "'n' : number must be at most 1") is
-asked again without it, and never sent it again in this process (``refuses_n``).
+asked again without it, and that model there is never sent it again in this process
+(``refuses_n``): a proxy such as OpenRouter may take ``n`` for one model and not another.
 
 A probe that could not connect, or was answered "not now" (a server still loading its model,
 a rejected key, 5xx), is not remembered: the request itself fails or waits the same way, and the
@@ -55,7 +56,7 @@ _FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
 _ONE_CHOICE = frozenset({LLAMA_CPP, OLLAMA})
 
 _kinds: dict[str, str] = {}
-_no_n: set[str] = set()  # base URLs that refused n > 1
+_no_n: set[tuple[str, str]] = set()  # (base URL, model) pairs that refused n > 1
 _lock = threading.Lock()
 
 
@@ -91,12 +92,12 @@ def fields_for(kind: str) -> tuple[tuple[str, object], ...]:
     return _FIELDS.get(kind, ())
 
 
-def takes_n(kind: str, base_url: str | None = None) -> bool:
-    """Whether a request to a server of this kind at ``base_url`` may ask for several choices
-    (``n``) at once.  Any other server is asked: one that ignores ``n`` gives one choice, and is
-    asked again; one that refused it is not asked again."""
+def takes_n(kind: str, base_url: str | None = None, model: str = "") -> bool:
+    """Whether a request for ``model`` to a server of this kind at ``base_url`` may ask for
+    several choices (``n``) at once.  Any other server is asked: one that ignores ``n`` gives one
+    choice, and is asked again; one that refused it for this model is not asked again."""
     with _lock:
-        refused = str(base_url) in _no_n
+        refused = (str(base_url), model) in _no_n
     return kind not in _ONE_CHOICE and not refused
 
 
@@ -109,10 +110,11 @@ def refused_n(exc: Exception, n: int) -> bool:
     return n > 1 and isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422)
 
 
-def refuses_n(base_url: str | None) -> None:
-    """The server at ``base_url`` answered ``n`` > 1 with an error and ``n`` = 1 without: remembered."""
+def refuses_n(base_url: str | None, model: str = "") -> None:
+    """The server at ``base_url`` answered ``n`` > 1 for ``model`` with an error and ``n`` = 1
+    without: remembered."""
     with _lock:
-        _no_n.add(str(base_url))
+        _no_n.add((str(base_url), model))
 
 
 def detect(sdk: Any, base_url: str | None) -> str:

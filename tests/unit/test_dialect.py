@@ -309,6 +309,12 @@ def test_a_server_that_refuses_n_is_asked_again_for_one_choice_and_remembered(
     assert asyncio.run(client.acomplete(HI, n=3)).text == "first"
     assert _client(server, stream=stream).complete(HI, n=3).text == "second"  # another client: remembered
     assert [r.get("n") for r in server.requests] == [3, None, None]
+    # A proxy (OpenRouter) may refuse n for one model and take it for another: asked again.
+    server.script("other")
+    server.max_n = None  # that model takes it
+    assert _client(server, stream=stream, model="other-model").complete(HI, n=3).text == "other"
+    assert [r.get("n") for r in server.requests] == [3]
+    server.script(Reply("third", status=400))
     # A 400 for another cause, to a request that never asked for n > 1, is the error it is.
     with pytest.raises(ModelServerError, match="400"):
         client.complete(HI, n=1)
