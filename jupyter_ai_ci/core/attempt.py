@@ -73,13 +73,14 @@ def _reviewed(decision: policy.Decision, review: str) -> policy.Decision:
 
 def run_attempt(
     code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]],
-    review: str = "", hold: bool = False,
+    review: str = "", hold: bool = False, may_ask: bool = True,
 ) -> Generator[Action, Any, Attempt | str]:
     """One attempt: syntax check, policy, approval, checkpoint, run, commit or
     roll back.  Returns the ``Attempt``, or a one-line refusal.  ``review``: why this code
     must be approved whatever the policy says ("" when it need not).  ``hold``: a successful
     attempt is neither committed nor rolled back: the caller decides once it has compared it
-    with the other candidates (core/consensus.py)."""
+    with the other candidates (core/consensus.py).  ``may_ask`` False: code that would need a
+    person's approval (and has not had it) is not run, not asked about."""
     blocks = tuple(code)
     trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
@@ -92,6 +93,8 @@ def run_attempt(
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"
     if decision.verdict == "ask" and blocks not in approved:
+        if not may_ask:
+            return f"not run: it would need your approval ({'; '.join(decision.reasons)})"
         approval = _approval((yield AskApproval(blocks, decision.reasons, number, review=review)))
         if not approval.granted:
             why = approval.why or "rejected"

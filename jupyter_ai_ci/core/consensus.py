@@ -14,7 +14,8 @@ simply committed when it is of that group, any other is run again -- and the
 others travel with the outcome, for "use this one".
 
 A candidate that gives no code, raises or is refused is not counted (the first
-had the retries).  Code with effects a rollback cannot undo (files written,
+had the retries); nor is one whose code would need the person's approval: they
+are asked about the first candidate alone.  Code with effects a rollback cannot undo (files written,
 network, processes) runs once: one candidate, said so.  So does a result with
 nothing to compare (a figure, no output).  Nothing is held while the model is
 asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
@@ -194,7 +195,10 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
             return "gave no code"
         while True:
             number = first.number + len(out.attempts) + 1
-            ran = yield from run_attempt(with_imports(code, imports), number, step, settings, approved, hold=True)
+            # One request, one approval: the person approved (or the policy let through) the first
+            # candidate; another that would need asking is not run, so nobody is asked K times.
+            ran = yield from run_attempt(with_imports(code, imports), number, step, settings, approved, hold=True,
+                                         may_ask=False)
             if isinstance(ran, str):
                 return ran  # refused
             out.attempts.append(ran)

@@ -15,6 +15,8 @@ from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.drivers.magic_view import RichReporter, RunView
 from jupyter_ai_ci.drivers.server.protocol import AskMessage, RequestRefused
 from jupyter_ai_ci.events import (
+    Approval,
+    AskApproval,
     CallModel,
     Checkpoint,
     Commit,
@@ -89,6 +91,9 @@ class Kernel:
                     sent = TransactionReport()
                 elif isinstance(action, Inspect):
                     sent = self.notes or FailureNotes()
+                elif isinstance(action, AskApproval):
+                    self.log.append(f"asked about {action.attempt}")
+                    sent = Approval(True)
                 elif isinstance(action, Notice) and action.kind == "candidate":
                     self.log.append(action.text)
                 elif isinstance(action, Notice) and action.kind == "candidate-text":
@@ -179,6 +184,19 @@ def test_lasting_effects_and_results_with_nothing_to_compare_are_one_candidate()
     assert summarize(outcome).line() == "✓ done · 1 candidate (has side effects) · 15 tokens"
     k = Kernel([py("plot()")], [ExecutionResult(displays=("<Figure size 640x480>",))])
     assert summarize(k.run()).what() == "done · 1 candidate (nothing to compare)"
+
+
+def test_the_person_is_asked_about_the_first_candidate_alone() -> None:
+    """Code the policy asks about: asked once, for the first; a later candidate that would need
+    asking is not run (nobody is asked K times for one request), the same code is."""
+    risky = "eval('38 * 2')"  # asked about, and nothing outlives a rollback: voted on
+    k = Kernel([py(risky), py("exec('n = 76')\nn"), py(risky)],
+               [ExecutionResult(result="76"), ExecutionResult(result="76")])
+    outcome = k.run(retries=0)
+    assert k.log.count("asked about 1") == 1 and not any(line.startswith("asked about") for line in k.log[1:])
+    assert any(line.startswith("candidate 2 of 3 not run: it would need your approval (") for line in k.log)
+    assert "candidate 3 of 3: 76 — agrees with 1" in k.log  # the code approved for 1: not asked again
+    assert summarize(outcome).what() == "done · 2 of 2 candidates agree (1 more did not run cleanly)"
 
 
 def test_candidates_that_fail_are_not_counted_and_one_left_is_not_confirmed() -> None:
