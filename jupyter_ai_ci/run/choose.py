@@ -6,7 +6,9 @@ by side may know better: ``%%ask --use N``, the panel's and the notebook's "use 
 button, apply candidate N's code once.  It runs as any attempt does -- checked by the
 policy, rolled back if it fails (no fix is asked: the person chose this code, not another),
 never asking the model -- and its cells take the place of the applied ones; its replay
-record replaces theirs, so Run All replays the person's choice.
+record replaces theirs, so Run All replays the person's choice.  It runs on the kernel as the
+applied candidate left it (that one was committed): when it fails there, the applied
+candidate's cells, record and vote stand, and the line says so.
 """
 
 from __future__ import annotations
@@ -50,5 +52,11 @@ def applying(loop: LoopGen, vote: Consensus, group: Group, number: int) -> LoopG
             action = loop.send(result)
         except StopIteration as stop:
             outcome: Outcome = stop.value
+            if outcome.status == "failed":  # rolled back: the applied candidate and its vote stand
+                error = outcome.last_error
+                why = f": {error.one_line()}" if error is not None else ""
+                return replace(outcome, requests=0, consensus=vote, reason=(
+                    f"candidate {number} ({group.shown}) failed when applied{why} — it ran on what the applied "
+                    "candidate left; that one's cells stay"))
             others = tuple(g for g in vote.groups if g is not group)
             return replace(outcome, requests=0, consensus=replace(vote, groups=(group, *others), chosen=number))

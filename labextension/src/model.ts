@@ -176,6 +176,7 @@ export class ChatModel {
     this._chat(target.path).push({ kind: 'user', text: request });
     this._target = target;
     this._replacing = replacing;
+    this._using = use !== undefined;
     this._request = request;
     this._changed.emit();
     const fresh = this._fresh.delete(target.path);
@@ -223,6 +224,7 @@ export class ChatModel {
     this._chat(target.path).push({ kind: 'user', text: request });
     this._target = target;
     this._replacing = [];
+    this._using = false;
     this._request = request;
     this._changed.emit();
     const model = this.model;
@@ -457,8 +459,13 @@ export class ChatModel {
     );
     if (status === 'success' && this._replacing.length > 0) {
       target.retire(this._replacing); // a failed regeneration leaves them
+    } else if (this._using && status === 'failed') {
+      // A chosen candidate that failed (run on top of the applied one, rolled back): its cell leaves,
+      // the applied cells stand, and the transcript keeps the error.
+      target.withdraw();
     }
     this._replacing = [];
+    this._using = false;
     this._target = null;
     this.refresh(); // the active notebook may have changed during the run
   }
@@ -477,6 +484,8 @@ export class ChatModel {
   private _target: IRunTarget | null = null;
   /** The cells a regeneration replaces once it has worked. */
   private _replacing: string[] = [];
+  /** The run applies a candidate chosen by the person ("use this one"). */
+  private _using = false;
   private _socket: WebSocket | null = null;
   private _changed = new Signal<this, void>(this);
 }

@@ -290,6 +290,11 @@ class PanelTarget implements IRunTarget {
     );
   }
 
+  withdraw(): number {
+    const model = this.panel.isDisposed ? null : this.panel.content.model;
+    return model ? deleteCells(model.sharedModel, cell => this._inserted.has(cell.getId())) : 0;
+  }
+
   /** Interrupt the kernel if a cell of this run is running (an idle kernel is left alone). */
   interrupt(): void {
     if (this._running > 0) {

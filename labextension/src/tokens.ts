@@ -207,6 +207,8 @@ export interface IRunTarget {
   annotate(cellIds: readonly string[], key: string, value: JSONObject): number;
   /** Delete the listed cells that were generated (they carry provenance); how many went. */
   retire(cellIds: readonly string[]): number;
+  /** Delete every cell this run inserted that is still there; how many went. */
+  withdraw(): number;
   /** The code cell ``cellId`` (the active one when null) if its outputs hold an error. */
   failed(cellId: string | null): IFailedCell | null;
   /** Put an accepted fix in its cell: the source (one undo away), the attempt's outputs, the

@@ -136,3 +136,37 @@ def test_the_panel_checks_with_candidates_and_use_this_one_replaces_the_cells(
     last.wait_for()
     assert [o.locator("summary b").inner_text() for o in last.locator(".jp-aici-other").all()] == ["76", "12"]
     assert page.locator(".jp-aici-candidates select").input_value() == "3"  # the pick is kept too
+
+
+def test_a_chosen_candidate_that_fails_in_the_panel_leaves_the_applied_cells_as_they_were(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+    """Candidate 2 ran cleanly in the vote (on the state the request found) and fails when
+    chosen (on top of the applied candidate): rolled back, its cell leaves, the applied one stays."""
+    from test_sidebar import ask as ask_panel
+    from test_sidebar import prepare
+
+    prepare(page, lab, "panel-vote-fails.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    panel.locator(".jp-aici-candidates select").select_option("3")
+    fragile = "assert 'n' not in globals(), 'n is already set'\nn = 36\nn"
+    model.script(Reply("```python\nn = 76\nn\n```"), Reply(f"```python\n{fragile}\n```"),
+                 Reply("```python\nn = 12\nn\n```"))
+    ask_panel(page, "count the answers in survey that say yes")
+    done = panel.locator(".jp-aici-done").last
+    assert "Candidates disagree: 76 (1 of 3) vs 36 vs 12" in done.inner_text()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 76")
+
+    before = page.locator("#jupyter-ai-ci-chat .jp-aici-done").count()
+    done.locator(".jp-aici-other").first.locator(".jp-aici-use").click()
+    page.wait_for_function(f"document.querySelectorAll('#jupyter-ai-ci-chat .jp-aici-done').length > {before}",
+                           timeout=60_000)
+    wait_idle(page)
+    said = panel.locator(".jp-aici-done").last.inner_text()
+    assert "Candidate 2 (36) failed when applied: AssertionError: n is already set" in said
+    assert "that one's cells stay" in said and "Rephrase" not in said
+    last = panel.locator(".jp-aici-done").last  # the vote stands: 76 applied, the others offered
+    assert [o.locator("summary b").inner_text() for o in last.locator(".jp-aici-other").all()] == ["36", "12"]
+    assert len(model.requests) == 3 and model.misses == []  # no model call, no fix asked
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 76")  # the applied cell, alone
+    picture(page, "candidates-panel-use-failed.png")

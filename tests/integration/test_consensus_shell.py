@@ -255,6 +255,29 @@ def test_use_this_one_applies_another_candidate_once_with_no_model_call_and_repl
     assert ip.user_ns["n"] == 36
 
 
+def test_a_chosen_candidate_that_fails_leaves_the_applied_one_its_cells_and_its_vote(
+        ip: Any, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """Candidate 2 ran cleanly in the vote, on the state the request found; chosen, it runs on
+    top of the applied candidate and raises: rolled back, and nothing of candidate 1 is lost."""
+    model_server.script(py("n = 76\napplied.append(n)\nn"),
+                        py("assert 'n' not in globals(), 'n is already set'\nn = 36\napplied.append(n)\nn"),
+                        py("n = 12\nprint(n)"))
+    assert ask(ip, "How many answered yes in survey?").success
+    capsys.readouterr()
+    applied_cell = ip.rl_next_input
+    model_server.script()
+    result = ip.run_cell("%%ask --use 2 --no-answer\nHow many answered yes in survey?", store_history=True)
+    assert not result.success
+    out = capsys.readouterr().out
+    assert "candidate 2 (36) failed when applied: AssertionError: n is already set" in out
+    assert "that one's cells stay" in out and "Rephrase the request" not in out
+    assert ip.user_ns["n"] == 76 and ip.user_ns["applied"] == [76] and ip.rl_next_input == applied_cell
+    assert not model_server.requests
+    result = ip.run_cell("%%ask --use 3 --no-answer\nHow many answered yes in survey?", store_history=True)
+    assert result.success, result.error_in_exec  # the vote is still there to choose from
+    assert ip.user_ns["n"] == 12
+
+
 def test_use_with_no_vote_or_an_unknown_candidate_is_one_line(
         ip: Any, model_server: ScriptedOpenAIServer) -> None:
     result = ip.run_cell("%%ask --use 2\nHow many answered yes in survey?")
