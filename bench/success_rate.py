@@ -84,6 +84,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--candidates", type=int, default=1, metavar="K",
                    help="real model: also run every task with K candidates that must agree, beside "
                         "today's loop, in the same run (default 1: the loop alone)")
+    p.add_argument("--one-shot", action="store_true",
+                   help="real model, task suites: also ask every task once with no notebook context, no "
+                        "retry, its code run once (the baseline DABench always has), in the same run")
     p.add_argument("--repeat", type=int, default=1, help="real model: runs per task (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="kernels at once (default 2)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per cell before interrupt")
@@ -161,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         ways = [1] if args.candidates <= 1 else [1, args.candidates]
         # Both ways send the same first request: the one asked second finds it in the model server's
         # prompt cache.  Their order alternates by task, so neither always gains.
+        # The one-shot baseline's prompt is its own (no cache to share): asked last.
         jobs = [Job(t, "model", k) for _ in range(args.repeat) for i, t in enumerate(tasks)
-                for k in (ways if i % 2 == 0 else ways[::-1])]
-        group = "by_category" if args.candidates <= 1 else "by_candidates"
+                for k in [*(ways if i % 2 == 0 else ways[::-1]), *([0] if args.one_shot else [])]]
+        group = "by_category" if args.candidates <= 1 and not args.one_shot else "by_candidates"
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
@@ -180,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
     meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
-            "tasks": len(tasks), "fix_from_start": fix, "candidates": args.candidates,
+            "tasks": len(tasks), "fix_from_start": fix, "candidates": args.candidates, "one_shot": args.one_shot,
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(out / "success.json", meta, as_records(runs), summary)

@@ -23,16 +23,16 @@ from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.errors import AICIError, KernelError
-from jupyter_ai_ci.events import ExecutionResult, Message
+from jupyter_ai_ci.events import ExecutionResult
 from jupyter_ai_ci.model.client import OpenAIClient
 from jupyter_ai_ci.run.drive import Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session
-from jupyter_ai_ci.text import python_blocks
 
 from .dabench import TABLES, Question, grade
 from .harness import _RESET, BenchConfig, FirstResult, RecordingClient, Worker, agreement
+from .oneshot import one_shot
 from .pool import run_pool
 
 # The words a run that was not sure ends with (core/loop.py): the other candidates' results, listed
@@ -163,22 +163,11 @@ class DabenchWorker(Worker):
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None
-        started = time.perf_counter()
-        reply = await self.model[1].acomplete(
-            [Message("system", ONE_SHOT_SYSTEM), Message("user", question.request())])
-        model_seconds = time.perf_counter() - started
-        blocks = python_blocks(reply.text)
-        shown, status, error = [reply.text], "no-code" if not blocks else "ran", ""
-        for code in blocks:
-            result = await self.executor.run(code, store_history=False)
-            shown.append(_shown(result))
-            if result.error is not None:
-                status, error = "raised", result.error.one_line()
-                break
-        response = "\n".join(shown)
-        return Answered("one-shot", status, graded(response, question.labels), response, 1,
-                        reply.usage.prompt_tokens, reply.usage.completion_tokens, round(model_seconds, 3),
-                        error=error)
+        once = await one_shot(self.model[1], self.executor, ONE_SHOT_SYSTEM, question.request())
+        response = "\n".join([once.text, *(_shown(r) for r in once.results)])
+        return Answered("one-shot", once.status, graded(response, question.labels), response, 1,
+                        once.usage.prompt_tokens, once.usage.completion_tokens, once.model_seconds,
+                        error=once.error)
 
 
 async def run_dabench(questions: Sequence[Question], data: Path, config: BenchConfig, answer: str = "always",

@@ -33,6 +33,7 @@ from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from . import answer as answer_module
+from .oneshot import SUITE_SYSTEM, one_shot
 from .pool import run_pool
 from .schedules import replies
 from .tasks import Task
@@ -64,7 +65,7 @@ class TaskRun:
     own_seconds: float
     executions: int  # the loop's kernel executions (not the harness's own)
     error: str = ""
-    candidates: int = 1  # candidates that must agree (AICISettings.candidates)
+    candidates: int = 1  # candidates that must agree (AICISettings.candidates); 0: the one-shot baseline
     # With candidates: "agreed", "disagree", "unconfirmed" (the others did not run), "single" (one
     # by design: side effects, nothing to compare); "" without.  Only "agreed" and "single" show ✓.
     agreement: str = ""
@@ -100,7 +101,7 @@ def agreement(consensus: Any) -> str:
 class Job:
     task: Task
     schedule: str
-    candidates: int = 1
+    candidates: int = 1  # 0: the one-shot baseline (oneshot.py), not the loop
 
 
 @dataclass
@@ -172,6 +173,8 @@ class Worker:
             self.server.script(*replies(task, job.schedule, config.retries))
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
         await self.executor.run(_RESET + chdir, store_history=False)
+        if job.candidates == 0:
+            return await self._one_shot(task)
         timings = Timings()
         # Explicitly 'auto': the benchmark measures the model and the loop, and nobody is there to
         # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.  No replay:
@@ -207,6 +210,26 @@ class Worker:
             last.one_line() if last and not ran else "", job.candidates, agreement(outcome.consensus),
             round((ended := time.perf_counter()) - started, 3), round((first.at or ended) - started, 3),
         )
+
+    async def _one_shot(self, task: Task) -> TaskRun:
+        """The one-shot baseline: the task's request alone, its code run once; checked as the loop's."""
+        assert self.executor is not None and self.model is not None
+        started = time.perf_counter()
+        try:
+            once = await one_shot(self.model[1], self.executor, SUITE_SYSTEM, task.request())
+        except AICIError as exc:
+            if isinstance(exc, KernelError):
+                await self._restart_kernel()
+            return TaskRun(task.id, task.category, "model", "error", 0, False, False, 0, 0, 0.0, 0.0, 0.0, 0,
+                           f"{type(exc).__name__}: {exc}", candidates=0)
+        ran = once.status == "ran"
+        correct = ran and task.passes(await self._answer(), self.config.data_dir)
+        seconds = round(time.perf_counter() - started, 3)
+        # Shown as the loop would: code that ran is "done", code that raised has failed, none is words.
+        status = {"ran": "success", "raised": "failed", "no-code": "answered"}[once.status]
+        return TaskRun(task.id, task.category, "model", status, 1, correct, ran and not correct,
+                       once.usage.prompt_tokens, once.usage.completion_tokens, once.model_seconds, 0.0, 0.0,
+                       len(once.results), once.error, candidates=0, seconds=seconds, first_seconds=seconds)
 
     async def _answer(self) -> Any:
         assert self.executor is not None

@@ -60,14 +60,17 @@ def _group(runs: Iterable[TaskRun], key: str) -> dict[str, list[TaskRun]]:
     return groups
 
 
+def _way(candidates: str) -> str:
+    return {"0": "one-shot", "1": "loop"}.get(candidates, f"candidates {candidates}")
+
+
 def summarize(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
     return {
         "overall": aggregate(runs, max_attempts),
         "by_schedule": {k: aggregate(v, max_attempts) for k, v in _group(runs, "schedule").items()},
         "by_category": {k: aggregate(v, max_attempts) for k, v in _group(runs, "category").items()},
         "by_task": {k: aggregate(v, max_attempts) for k, v in _group(runs, "task").items()},
-        "by_candidates": {("loop" if k == "1" else f"candidates {k}"): aggregate(v, max_attempts)
-                          for k, v in sorted(_group(runs, "candidates").items())},
+        "by_candidates": {_way(k): aggregate(v, max_attempts) for k, v in sorted(_group(runs, "candidates").items())},
     }
 
 

@@ -62,3 +62,36 @@ def test_any_openai_endpoint_as_the_model(tmp_path: Path, model_server: Scripted
     overall = record["summary"]["overall"]
     assert overall["success_at"][:2] == [round(1 / 3, 6), round(2 / 3, 6)]
     assert set(record["summary"]["by_category"]) == {"cleaning", "dates", "stats"}
+
+
+def test_the_one_shot_baseline_beside_the_loop_in_one_run(
+        tmp_path: Path, model_server: ScriptedOpenAIServer, capsys: object) -> None:
+    """--one-shot: each task also asked once, no notebook context, no retry, its code run once;
+    checked as the loop's answer is, and reported beside it."""
+    from bench.success.oneshot import SUITE_SYSTEM
+
+    by_id = {t.id: t for t in SUITE}
+    model_server.script(
+        # dedupe_count: the loop fixes a ZeroDivisionError; the one-shot's same first code fails.
+        fenced("answer = 1 / 0"), Reply(fenced(by_id["dedupe_count"].reference), require="ZeroDivisionError"),
+        fenced("answer = 1 / 0"),
+        # units_p90: the loop is right; the one-shot runs and is wrong (shown done: silently wrong).
+        fenced(by_id["units_p90"].reference), fenced("answer = 0"),
+    )
+    assert main(["--model", "stand-in", "--tasks", "dedupe_count,units_p90", "--retries", "1", "--one-shot",
+                 "--jobs", "1", "--out", str(tmp_path)]) == 0
+    assert model_server.misses == [] and model_server.replies == []
+    record = json.loads((tmp_path / "success.json").read_text())
+    assert [(r["task"], r["candidates"], r["status"], r["correct"], r["silent_wrong"], r["attempts"])
+            for r in record["runs"]] == [
+        ("dedupe_count", 1, "success", True, False, 2), ("dedupe_count", 0, "failed", False, False, 1),
+        ("units_p90", 1, "success", True, False, 1), ("units_p90", 0, "success", False, True, 1)]
+    ways = record["summary"]["by_candidates"]
+    assert (ways["loop"]["success"], ways["one-shot"]["success"], ways["one-shot"]["silent_wrong"]) == (2, 0, 1)
+    # The baseline's request: a minimal system prompt and the task's words alone, no notebook context.
+    asked = [r["messages"] for r in model_server.requests if r["messages"][0]["content"] == SUITE_SYSTEM]
+    assert len(asked) == 2 and all(len(m) == 2 and m[1]["content"] == by_id[t].request()
+                                   for m, t in zip(asked, ("dedupe_count", "units_p90"), strict=True))
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert [line.split()[0] for line in out.splitlines() if line.startswith(("one-shot", "loop"))] == [
+        "one-shot", "loop"]
