@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from jupyter_ai_ci.safety.rebinding import rebound_first
+from jupyter_ai_ci.safety.risktable import HIDDEN
 from jupyter_ai_ci.safety.starimports import star_imports
 
 
@@ -82,6 +83,8 @@ def imported_aliases(nodes: Iterable[ast.AST]) -> dict[str, str]:
 _IMPORTERS = ("importlib.import_module", "__import__", "importlib.__import__")
 # Lookups in these by a literal key are the name itself: ``__builtins__['exec']`` is ``exec``.
 _NAMESPACES = ("builtins", "__builtins__", "sys.modules")
+# Methods of the kernel's namespace (``globals()``) that return the value under a key.
+NAMESPACE_LOOKUPS = ("__main__.get", "__main__.pop", "__main__.setdefault", "__main__.__getitem__")
 
 
 def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
@@ -96,6 +99,8 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
         return dotted(node.value, aliases)
     if isinstance(node, ast.Attribute):
         base = dotted(node.value, aliases)
+        if (base, node.attr) in (("get_ipython()", "user_ns"), ("__main__", "__dict__")):
+            return "__main__"  # the kernel's namespace by another way than globals()
         return None if base is None else _plain(f"{base}.{node.attr}")
     if isinstance(node, ast.Subscript):
         key = literal_str(node.slice)
@@ -110,8 +115,10 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
             return "get_ipython()"
         if func in ("globals", "vars", "locals") and not node.args:
             return "__main__"  # the namespace the kernel's names live in (a cell's top level)
-        if func == "__main__.get" and first:  # globals().get('run')
+        if func in NAMESPACE_LOOKUPS and first:  # globals().get('run')
             return f"__main__.{first}"
+        if func == "vars" and len(node.args) == 1 and dotted(node.args[0], aliases) == "__main__":
+            return "__main__"
         if func in _IMPORTERS and first:
             return first.split(".")[0] if func.endswith("__import__") else first  # __import__ returns the top
         attr = literal_str(node.args[1]) if len(node.args) > 1 else None
@@ -235,7 +242,9 @@ def scope_of(trees: Sequence[ast.Module], moved: str = "",
     # A name bound once to a module or a risky function is an alias for it: ``sh = os.system``,
     # ``m = importlib.import_module('os')``.  Repeat so aliases of aliases resolve in any order.
     for _ in range(3):
-        modules = {v.split(".")[0] for v in aliases.values()} | BUILTIN_CALLABLES
+        # (``__main__``: ``f = globals()['run']`` is the kernel's ``run``; the risky modules: the
+        # kernel's own ``os``, which the code may use without importing it.)
+        modules = {v.split(".")[0] for v in aliases.values()} | BUILTIN_CALLABLES | {"__main__"} | HIDDEN
         for name, value in values.items():
             target = dotted(value, aliases)
             if target and (isinstance(value, ast.Call) or target.split(".")[0] in modules):
@@ -261,7 +270,7 @@ def walk(tree: ast.AST) -> list[ast.AST]:
 
 # The nodes single_bindings counts or reads; one test skips the rest (most nodes).
 _BINDING = (ast.Name, ast.arg, ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-            ast.MatchAs, ast.MatchStar, ast.Assign, ast.AnnAssign, ast.withitem)
+            ast.MatchAs, ast.MatchStar, ast.Assign, ast.AnnAssign, ast.withitem, ast.NamedExpr)
 
 
 def single_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.expr]:
@@ -293,4 +302,6 @@ def single_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.expr]:
             values[node.target.id] = node.value
         elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
             values[node.optional_vars.id] = node.context_expr
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            values[node.target.id] = node.value  # (s := os.system): an alias as s = os.system is
     return {name: value for name, value in values.items() if counts[name] == 1}

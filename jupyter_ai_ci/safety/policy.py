@@ -19,7 +19,7 @@ from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety import sql, writes
-from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_str, parse_cell, root_name, scope_of
+from jupyter_ai_ci.safety.astutil import NAMESPACE_LOOKUPS, Scope, dotted, literal_str, parse_cell, root_name, scope_of
 from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
@@ -129,13 +129,16 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         name = dotted(node.func, aliases)
         if name is None and isinstance(node.func, ast.Attribute):
             name = f"<expr>.{node.func.attr}"  # Path('x').unlink(): the method still tells
-        if name is None and _computed_lookup(node.func, aliases):
+        bound = scope.values.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if (name is None and computed_lookup(node.func, aliases)) or (
+                bound is not None and computed_lookup(bound, aliases)):  # or f = globals()[k]; f(...)
             return [Risk("eval", "globals()[…]", "calls a name looked up in the kernel's namespace at run time",
                          line)]
         if name is None:
             return []
         if name.startswith("__main__."):  # the kernel's own name, reached through its namespace
-            name = scope.kernel.get(name[len("__main__."):], name)
+            head, _, rest = name[len("__main__."):].partition(".")
+            name = ".".join(p for p in (scope.kernel.get(head) or aliases.get(head) or head, rest) if p)
         calls.add(name)
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):
@@ -181,12 +184,19 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
     return []
 
 
-def _computed_lookup(func: ast.expr, aliases: dict[str, str]) -> bool:
-    """``globals()[name](...)`` or ``vars().get(name)(...)``: a call of whatever the kernel
-    holds under a name the code computes -- the kernel's ``run`` as much as anything."""
-    if isinstance(func, ast.Subscript):
-        return dotted(func.value, aliases) == "__main__"
-    return isinstance(func, ast.Call) and dotted(func.func, aliases) == "__main__.get"
+def computed_lookup(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """``globals()[name]``, ``globals().get(name)`` (or ``pop``, ``setdefault``, ``__getitem__``),
+    ``getattr(__main__, name)`` with a name the code computes: whatever the kernel holds under
+    it -- its ``run`` as much as anything -- when it is called."""
+    if isinstance(node, ast.Subscript):
+        return dotted(node.value, aliases) == "__main__" and literal_str(node.slice) is None
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = dotted(node.func, aliases)
+    if func in NAMESPACE_LOOKUPS:
+        return literal_str(node.args[0]) is None
+    return func == "getattr" and len(node.args) > 1 and dotted(node.args[0], aliases) == "__main__" \
+        and literal_str(node.args[1]) is None
 
 
 def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Risk]:

@@ -104,3 +104,36 @@ def test_what_code_that_ran_left_bound_is_added_for_the_next_scan() -> None:
     nxt, _ = policy.parse_blocks(["run(['ls'])\nsh('ls')\nrmtree('x')"])
     risks = {r.name for r in policy.scan_trees(nxt, bindings=tuple(found.items())).risks}
     assert {"subprocess.run", "os.system", "shutil.rmtree"} <= risks
+
+
+RUN = (("run", "subprocess.run"),)
+
+
+@pytest.mark.parametrize(("code", "flagged"), [
+    ("globals()['os'].system('touch x')", "os.system"),  # the kernel's os, reached by its namespace
+    ("globals().get('subprocess').run(['touch', 'x'])", "subprocess.run"),
+    ("globals().__getitem__('run')(['touch', 'x'])", "subprocess.run"),
+    ("__main__.__dict__['run'](['touch', 'x'])", "subprocess.run"),
+    ("get_ipython().user_ns['run'](['touch', 'x'])", "subprocess.run"),
+    ("f = globals()['run']\nf(['touch', 'x'])", "subprocess.run"),
+    ("f = globals()['r' + 'un']\nf(['touch', 'x'])", "globals()[…]"),  # computed, bound, then called
+    ("f = globals().get(name)\nf(['touch', 'x'])", "globals()[…]"),
+    ("globals().pop(name)(['touch', 'x'])", "globals()[…]"),
+    ("import __main__\ngetattr(__main__, 'r' + 'un')(['touch', 'x'])", "globals()[…]"),
+    ("(s := os.system)\ns('touch x')", "os.system"),  # a walrus binds an alias as = does
+    ("s = os.system\ns('touch x')", "os.system"),  # the kernel's os, used without an import
+])
+def test_the_kernels_names_reached_another_way_are_read_as_what_they_are(code: str, flagged: str) -> None:
+    trees, _ = policy.parse_blocks([code])
+    assert flagged in {r.name for r in policy.scan_trees(trees, bindings=RUN).risks}
+
+
+@pytest.mark.parametrize("code", [
+    "globals()[f'df_{i}'].head()", "x = globals()[f'df_{i}']\nx.describe()",
+    "globals().get(f'df_{i}', None)", "globals()[f'df_{i}'] = df.copy()",
+    "for i in range(3):\n    d = globals()[f'df_{i}']\n    print(d.shape)",
+    "j = os.path.join\nprint(j('a', 'b'))",
+])
+def test_ordinary_lookups_in_the_namespace_are_not_flagged(code: str) -> None:
+    trees, _ = policy.parse_blocks([code])
+    assert not policy.scan_trees(trees, bindings=RUN).risks
