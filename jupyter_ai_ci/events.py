@@ -188,6 +188,15 @@ class Inspect:
 
 
 @dataclass(frozen=True)
+class KernelNames:
+    """A step's code ran and stays: what the kernel's names stand for now, for the next step's
+    risk scan (safety/kernelnames.py; the snapshot named them before step 1).  The driver sends
+    back ``(name, target)`` pairs read in the kernel, or None when it cannot say."""
+
+    step: int
+
+
+@dataclass(frozen=True)
 class FailureNotes:
     variables: tuple[str, ...] = ()  # descriptions of the variables the failed code used or set
     hints: tuple[str, ...] = ()  # "'department' is not a column of e. Did you mean 'dept'? …"
@@ -241,7 +250,8 @@ class Install:
     attempt: int
 
 
-Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, Rollback, Commit, AskApproval, Install]  # noqa: UP007
+Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, KernelNames, Rollback, Commit, AskApproval,  # noqa: UP007
+               Install]
 
 
 # ---- what the loop records and returns -----------------------------------

@@ -26,7 +26,6 @@ from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import missing_import, with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
-    NO_ANSWER,
     Action,
     Attempt,
     CallModel,
@@ -34,9 +33,11 @@ from jupyter_ai_ci.events import (
     Consensus,
     ErrorInfo,
     ExecutionResult,
+    KernelNames,
     LoopGen,
     Message,
     ModelReply,
+    NO_ANSWER,
     Notice,
     Outcome,
     Usage,
@@ -263,11 +264,15 @@ def agent_loop(
             reply = fixed
 
         if step < settings.steps:
-            # The kernel was named once, before step 1: what this step's code bound (``from
-            # subprocess import run``) is read from it, so the next step's ``run(...)`` is a process.
+            # What this step's code bound (``from subprocess import run``, by any means) is asked of
+            # the kernel, and read from the code too (a driver that cannot ask), so that the next
+            # step's ``run(...)`` is a process.
+            live = yield KernelNames(step)
             trees, _ = policy.parse_blocks(code)
-            settings = replace(settings, policy=replace(settings.policy, bindings=bound_by(
-                trees, settings.policy.bindings)))
+            named = bound_by(trees, settings.policy.bindings)
+            if isinstance(live, tuple):  # the kernel's word wins over the reading of the code
+                named = tuple({**dict(named), **dict(live)}.items())
+            settings = replace(settings, policy=replace(settings.policy, bindings=named))
             output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
             messages.append(Message("user", prompts.NEXT_STEP.format(
                 output=head_tail(output, settings.max_output_chars),

@@ -12,7 +12,10 @@ A failed attempt is ``Inspect``-ed by the ``inspector`` the flow gives (it reads
 the kernel: ``run.flow``); with none, the fix request goes without notes.
 After each step the ``watch`` the flow gives is called before anything else
 happens (a rollback undoes what the step made): it takes the secrets the kernel
-holds now, so that its output is masked in whatever is sent later.
+holds now, so that its output is masked in whatever is sent later.  Between the
+steps of a request the loop asks what the kernel's names stand for now
+(``KernelNames``): the ``namer`` the flow gives reads them there; with none, the
+loop reads the step's code alone.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from jupyter_ai_ci.events import (
     FailureNotes,
     Inspect,
     Install,
+    KernelNames,
     LoopGen,
     ModelReply,
     Notice,
@@ -155,6 +159,8 @@ Inspector = Callable[[Inspect], FailureNotes]
 AsyncInspector = Callable[[Inspect], Awaitable[FailureNotes]]
 Watch = Callable[[], None]
 AsyncWatch = Callable[[], Awaitable[None]]
+Namer = Callable[[], "tuple[tuple[str, str], ...] | None"]
+AsyncNamer = Callable[[], "Awaitable[tuple[tuple[str, str], ...] | None]"]
 _UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
 
 
@@ -195,7 +201,7 @@ async def _async_other(action: Any, executor: Any, approver: Any, report: Report
 def drive(loop: LoopGen, model: ModelClient, executor: Executor,
           reporter: Reporter | None = None, timings: Timings | None = None,
           approver: Approver | None = None, inspector: Inspector | None = None,
-          watch: Watch | None = None) -> Outcome:
+          watch: Watch | None = None, namer: Namer | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -232,6 +238,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                     continue
             elif isinstance(action, Inspect):
                 result = inspector(action) if inspector is not None else None
+            elif isinstance(action, KernelNames):
+                result = namer() if namer is not None else None
             else:
                 result = _sync_other(action, executor, approver, book.report)
             action = loop.send(result)
@@ -244,7 +252,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
                  reporter: Reporter | None = None, timings: Timings | None = None,
                  approver: Approver | AsyncApprover | None = None,
-                 inspector: AsyncInspector | None = None, watch: AsyncWatch | None = None) -> Outcome:
+                 inspector: AsyncInspector | None = None, watch: AsyncWatch | None = None,
+                 namer: AsyncNamer | None = None) -> Outcome:
     """Run the loop to its end with asyncio: the same steps, awaited."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -283,9 +292,11 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                 started = time.perf_counter()
                 if isinstance(action, Inspect):
                     result = await inspector(action) if inspector is not None else None
+                elif isinstance(action, KernelNames):
+                    result = await namer() if namer is not None else None
                 else:
                     result = await _async_other(action, executor, approver, book.report)
-                if isinstance(action, (*_UNDO_ACTIONS, Inspect)):
+                if isinstance(action, (*_UNDO_ACTIONS, Inspect, KernelNames)):
                     # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
                     book.timings.execute += time.perf_counter() - started
             action = loop.send(result)

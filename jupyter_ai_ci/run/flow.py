@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from jupyter_ai_ci.context import failure, kernelsecrets, snapshot
+from jupyter_ai_ci.context import failure, kernelsecrets, snapshot, stepnames
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
@@ -27,6 +27,7 @@ from jupyter_ai_ci.executors import AsyncExecutor, Executor
 from jupyter_ai_ci.executors.shell import LAST_FAILURE
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
 from jupyter_ai_ci.run.request import Result, Run
+from jupyter_ai_ci.safety.kernelnames import risky_bindings
 
 # Evaluates one user expression in the kernel; the ``user_expressions`` entry of the reply.
 Evaluate = Callable[[str], Awaitable[dict[str, Any]]]
@@ -45,6 +46,10 @@ class InProcessKernel:
     def secrets(self) -> Sequence[str]:
         # Secrets the generated code creates mid-run count too.
         return secret_values(self.shell.user_ns, os.environ)
+
+    def names(self) -> tuple[tuple[str, str], ...]:
+        """What the kernel's names stand for now, after a step (context/stepnames.py)."""
+        return risky_bindings(self.shell.user_ns, self.shell)
 
     def inspect(self, action: Inspect) -> FailureNotes:
         error = getattr(self.shell, LAST_FAILURE, None)
@@ -79,6 +84,13 @@ class RemoteKernel:
         except Exception:  # noqa: BLE001 - the fix request goes on without the notes
             return FailureNotes()
 
+    async def anames(self) -> tuple[tuple[str, str], ...] | None:
+        """What the kernel's names stand for now (context/stepnames.py); None if it cannot say."""
+        try:
+            return stepnames.from_reply(await asyncio.wait_for(self.evaluate(stepnames.expression()), self.timeout))
+        except Exception:  # noqa: BLE001 - the step's code is read instead
+            return None
+
     async def asecrets(self) -> Sequence[str]:
         """The secrets the kernel holds now (``context.kernelsecrets``); none if it cannot say."""
         try:
@@ -107,7 +119,7 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     timings.total += time.perf_counter() - started
     try:
         outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
-                        inspector=kernel.inspect, watch=lambda: run.keep(kernel.secrets()))
+                        inspector=kernel.inspect, watch=lambda: run.keep(kernel.secrets()), namer=kernel.names)
     except BaseException:
         run.abandoned(model)
         raise
@@ -134,7 +146,7 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
 
     try:
         outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
-                               inspector=kernel.ainspect, watch=watch)
+                               inspector=kernel.ainspect, watch=watch, namer=kernel.anames)
     except BaseException:  # Stop (cancelled), Ctrl-C, an endpoint that failed mid-run
         run.abandoned(model)
         raise

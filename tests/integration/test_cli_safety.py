@@ -55,6 +55,17 @@ def test_a_name_the_notebooks_own_cells_bound_does_not_hide_a_process(
     assert not (tmp_path / "touched.txt").exists() and (tmp_path / "a.ipynb").read_bytes() == before
 
 
+def test_a_name_an_earlier_step_bound_does_not_hide_a_process_in_the_next(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Step 1 binds run in a way its code alone does not tell; the kernel is asked, across the
+    # kernel boundary, before step 2 is scanned.
+    model_server.script(py("import subprocess\nrun, n = subprocess.run, 0"), py("run(['touch', 'touched.txt'])"))
+    proc = run(["a.ipynb", "--steps", "2", "--prompt", "touch it"], tmp_path)
+    assert proc.returncode == 6, proc.stderr
+    assert "not run: subprocess.run: starts a process (line 1)" in last_line(proc)
+    assert not (tmp_path / "touched.txt").exists() and len(model_server.requests) == 2
+
+
 @pytest.mark.parametrize("yes", ["--yes", "-y"])  # -y was Jupyter's own "answer yes", and approved nothing
 def test_yes_approves_flagged_code(tmp_path: Path, model_server: ScriptedOpenAIServer, yes: str) -> None:
     model_server.script(SHELL)

@@ -129,6 +129,12 @@ def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
     ("from subprocess import run", "run(['touch', RAN])", "subprocess.run: starts a process"),
     ("from os import *", "system('touch ' + RAN)", "os.system: runs a shell command"),
     ("import os\nsh = os.system", "sh('touch ' + RAN)", "os.system: runs a shell command"),
+    # Ways the step's code alone does not tell: the kernel is asked between the steps.
+    ("import subprocess\nrun, n = subprocess.run, 0", "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("import subprocess\nglobals()['run'] = subprocess.run", "run(['touch', RAN])",
+     "subprocess.run: starts a process"),
+    ("import subprocess\nfor run in [subprocess.run]:\n    pass", "run(['touch', RAN])",
+     "subprocess.run: starts a process"),
 ])
 def test_a_name_an_earlier_step_bound_does_not_hide_a_risky_call_in_the_next(
         ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,

@@ -169,6 +169,9 @@ class SlowKernel:
     def inspect(self, action: object) -> FailureNotes:
         return FailureNotes()
 
+    def names(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
 
 class ShowingReporter(SilentReporter):
     def model_text(self, text: str) -> None:
