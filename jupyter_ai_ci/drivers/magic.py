@@ -241,8 +241,10 @@ class MagicDriver:
             where = self._insert(result)
         shown = f"{line} · {where}" if where else line
         vote = outcome.consensus
+        # A failed "use this one" (or winner) leaves the vote as it was: the cell's output is
+        # replaced, so its other results are offered again.
         others = [(g.candidates[0], g.shown, g.count, g.code) for g in vote.groups[1:]] \
-            if vote is not None and outcome.status == "success" else []
+            if vote is not None and outcome.status in ("success", "failed") else []
         if isinstance(reporter, RichReporter):
             reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "", others)
         else:

@@ -52,11 +52,11 @@ def applying(loop: LoopGen, vote: Consensus, group: Group, number: int) -> LoopG
             action = loop.send(result)
         except StopIteration as stop:
             outcome: Outcome = stop.value
-            if outcome.status == "failed":  # rolled back: the applied candidate and its vote stand
+            if outcome.status != "success":  # not applied (failed, refused): the vote stands as it was
                 error = outcome.last_error
                 why = f": {error.one_line()}" if error is not None else ""
-                return replace(outcome, requests=0, consensus=vote, reason=(
-                    f"candidate {number} ({group.shown}) failed when applied{why} — it ran on what the applied "
-                    "candidate left; that one's cells stay"))
+                return replace(outcome, requests=0, consensus=vote, reason=outcome.reason if outcome.status != "failed"
+                               else (f"candidate {number} ({group.shown}) failed when applied{why} — it ran on "
+                                     "what the applied candidate left; that one's cells stay"))
             others = tuple(g for g in vote.groups if g is not group)
             return replace(outcome, requests=0, consensus=replace(vote, groups=(group, *others), chosen=number))

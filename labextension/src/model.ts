@@ -144,8 +144,8 @@ export class ChatModel {
    */
   use(entry: Entry, candidate: number): void {
     if (entry.kind === 'done' && entry.asked) {
-      const { request, path } = entry.asked;
-      this._ask(request, false, path, this._runCells(path, entry), candidate);
+      const { request, path, cells } = entry.asked;
+      this._ask(request, false, path, cells ?? this._runCells(path, entry), candidate);
     }
   }
 
@@ -455,7 +455,9 @@ export class ChatModel {
       tokens,
       replayed ? { request: this._request, path: target.path, live } : undefined,
       consensus,
-      { request: this._request, path: target.path }
+      // A chosen candidate that did not apply: the others offered here replace the applied
+      // cells, which stay, not this run's (taken out below).
+      { request: this._request, path: target.path, ...(this._using && status !== 'success' ? { cells: this._replacing } : {}) }
     );
     if (status === 'success' && this._replacing.length > 0) {
       target.retire(this._replacing); // a failed regeneration leaves them

@@ -165,7 +165,9 @@ export type Entry =
       replayed?: { request: string; path: string; live: boolean };
       /** The other results of candidates that disagreed, and the request they answer. */
       others?: IOtherResult[];
-      asked?: { request: string; path: string };
+      /** ``cells``: the cells "use this one" replaces, when they are not this run's own (a
+       * chosen candidate that failed leaves the applied ones, inserted by the run before). */
+      asked?: { request: string; path: string; cells?: string[] };
       /** The candidates disagreed (or none confirmed the result): shown as a warning, not a ✓. */
       unsure?: boolean;
     }

@@ -105,7 +105,7 @@ export function finish(
   tokens?: unknown,
   replayed?: { request: string; path: string; live: boolean },
   consensus?: unknown,
-  asked?: { request: string; path: string }
+  asked?: { request: string; path: string; cells?: string[] }
 ): void {
   // A model call of this run that never answered: a stopped one (last), or a failed answer in
   // words that a note follows (found in review: its "…" stayed for good).

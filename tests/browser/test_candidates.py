@@ -165,8 +165,15 @@ def test_a_chosen_candidate_that_fails_in_the_panel_leaves_the_applied_cells_as_
     said = panel.locator(".jp-aici-done").last.inner_text()
     assert "Candidate 2 (36) failed when applied: AssertionError: n is already set" in said
     assert "that one's cells stay" in said and "Rephrase" not in said
-    last = panel.locator(".jp-aici-done").last  # the vote stands: 76 applied, the others offered
-    assert [o.locator("summary b").inner_text() for o in last.locator(".jp-aici-other").all()] == ["36", "12"]
     assert len(model.requests) == 3 and model.misses == []  # no model call, no fix asked
     assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 76")  # the applied cell, alone
     picture(page, "candidates-panel-use-failed.png")
+    # The vote stands: 76 applied, the others offered again; Use 12 replaces the applied cell.
+    failed = panel.locator(".jp-aici-done").nth(before)
+    assert [o.locator("summary b").inner_text() for o in failed.locator(".jp-aici-other").all()] == ["36", "12"]
+    failed.locator(".jp-aici-other").nth(1).locator(".jp-aici-use").click()
+    page.wait_for_function(f"document.querySelectorAll('#jupyter-ai-ci-chat .jp-aici-done').length > {before + 1}",
+                           timeout=60_000)
+    wait_idle(page)
+    assert "candidate 3 applied, chosen by you" in panel.locator(".jp-aici-done").last.inner_text()
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("n = 12") and len(model.requests) == 3

@@ -271,6 +271,7 @@ def test_a_chosen_candidate_that_fails_leaves_the_applied_one_its_cells_and_its_
     out = capsys.readouterr().out
     assert "candidate 2 (36) failed when applied: AssertionError: n is already set" in out
     assert "that one's cells stay" in out and "Rephrase the request" not in out
+    assert "other result: 12 (1 of 3) — %%ask --use 3 applies it" in out  # still offered
     assert ip.user_ns["n"] == 76 and ip.user_ns["applied"] == [76] and ip.rl_next_input == applied_cell
     assert not model_server.requests
     result = ip.run_cell("%%ask --use 3 --no-answer\nHow many answered yes in survey?", store_history=True)
