@@ -103,6 +103,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="dabench: go on with the run in --out, asking only "
                    "the questions it has not answered (same settings and commit)")
     args = p.parse_args(argv)
+    if args.one_shot and args.scripted:
+        p.error("--one-shot needs a model (--model NAME): the scripted schedules script the loop alone")
     if args.report is None and not (args.scripted or args.model):
         p.error("one of the arguments --scripted --model is required")
     return args

@@ -173,8 +173,10 @@ class Worker:
             self.server.script(*replies(task, job.schedule, config.retries))
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
         await self.executor.run(_RESET + chdir, store_history=False)
+        if isinstance(self.model[1], RecordingClient):
+            self.model[1].task = task.id
         if job.candidates == 0:
-            return await self._one_shot(task)
+            return await self._one_shot(task, job.schedule)
         timings = Timings()
         # Explicitly 'auto': the benchmark measures the model and the loop, and nobody is there to
         # approve; the default 'ask-risky' would refuse tasks whose code the scan flags.  No replay:
@@ -184,8 +186,6 @@ class Worker:
         settings = AICISettings(retries=config.retries, policy="auto", replay=False, answer="never",
                                 max_context_tokens=config.context_tokens, install_missing=False,
                                 fix_from_start=config.fix_from_start, candidates=job.candidates)
-        if isinstance(self.model[1], RecordingClient):
-            self.model[1].task = task.id
         started = time.perf_counter()
         try:
             run = Run(Session(settings, self.model), task.request(), source="bench")
@@ -211,7 +211,7 @@ class Worker:
             round((ended := time.perf_counter()) - started, 3), round((first.at or ended) - started, 3),
         )
 
-    async def _one_shot(self, task: Task) -> TaskRun:
+    async def _one_shot(self, task: Task, schedule: str) -> TaskRun:
         """The one-shot baseline: the task's request alone, its code run once; checked as the loop's."""
         assert self.executor is not None and self.model is not None
         started = time.perf_counter()
@@ -220,15 +220,16 @@ class Worker:
         except AICIError as exc:
             if isinstance(exc, KernelError):
                 await self._restart_kernel()
-            return TaskRun(task.id, task.category, "model", "error", 0, False, False, 0, 0, 0.0, 0.0, 0.0, 0,
+            return TaskRun(task.id, task.category, schedule, "error", 0, False, False, 0, 0, 0.0, 0.0, 0.0, 0,
                            f"{type(exc).__name__}: {exc}", candidates=0)
         ran = once.status == "ran"
         correct = ran and task.passes(await self._answer(), self.config.data_dir)
         seconds = round(time.perf_counter() - started, 3)
         # Shown as the loop would: code that ran is "done", code that raised has failed, none is words.
         status = {"ran": "success", "raised": "failed", "no-code": "answered"}[once.status]
-        return TaskRun(task.id, task.category, "model", status, 1, correct, ran and not correct,
-                       once.usage.prompt_tokens, once.usage.completion_tokens, once.model_seconds, 0.0, 0.0,
+        ran_for = round(sum(r.seconds for r in once.results), 3)  # as the kernel measured each block
+        return TaskRun(task.id, task.category, schedule, status, 1, correct, ran and not correct,
+                       once.usage.prompt_tokens, once.usage.completion_tokens, once.model_seconds, ran_for, 0.0,
                        len(once.results), once.error, candidates=0, seconds=seconds, first_seconds=seconds)
 
     async def _answer(self) -> Any:

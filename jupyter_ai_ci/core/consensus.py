@@ -127,9 +127,11 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     effects = lasting_effects(first.code, settings)
     key, shown = yield from _result(first)
     ran = [_Ran(1, first, key, shown)]
-    if effects or key is None:
+    asks_always = settings.policy.mode == "ask"  # every other candidate would be asked about: none runs
+    if effects or key is None or asks_always:
         yield Commit(first.number, step)
-        note = "has side effects" if effects else "nothing to compare"
+        note = "has side effects" if effects else "nothing to compare" if key is None else \
+            "policy 'ask': every run needs your approval"
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)

@@ -92,7 +92,7 @@ def fields_for(kind: str) -> tuple[tuple[str, object], ...]:
     return _FIELDS.get(kind, ())
 
 
-def takes_n(kind: str, base_url: str | None = None, model: str = "") -> bool:
+def takes_n(kind: str, base_url: str | None, model: str) -> bool:
     """Whether a request for ``model`` to a server of this kind at ``base_url`` may ask for
     several choices (``n``) at once.  Any other server is asked: one that ignores ``n`` gives one
     choice, and is asked again; one that refused it for this model is not asked again."""
@@ -110,7 +110,7 @@ def refused_n(exc: Exception, n: int) -> bool:
     return n > 1 and isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422)
 
 
-def refuses_n(base_url: str | None, model: str = "") -> None:
+def refuses_n(base_url: str | None, model: str) -> None:
     """The server at ``base_url`` answered ``n`` > 1 for ``model`` with an error and ``n`` = 1
     without: remembered."""
     with _lock:

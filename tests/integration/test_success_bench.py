@@ -86,6 +86,7 @@ def test_the_one_shot_baseline_beside_the_loop_in_one_run(
             for r in record["runs"]] == [
         ("dedupe_count", 1, "success", True, False, 2), ("dedupe_count", 0, "failed", False, False, 1),
         ("units_p90", 1, "success", True, False, 1), ("units_p90", 0, "success", False, True, 1)]
+    assert all(r["execute_seconds"] > 0 for r in record["runs"] if r["candidates"] == 0)  # its code ran
     ways = record["summary"]["by_candidates"]
     assert (ways["loop"]["success"], ways["one-shot"]["success"], ways["one-shot"]["silent_wrong"]) == (2, 0, 1)
     # The baseline's request: a minimal system prompt and the task's words alone, no notebook context.

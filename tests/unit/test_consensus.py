@@ -199,6 +199,16 @@ def test_the_person_is_asked_about_the_first_candidate_alone() -> None:
     assert summarize(outcome).what() == "done · 2 of 2 candidates agree (1 more did not run cleanly)"
 
 
+def test_policy_ask_runs_one_candidate_and_says_why() -> None:
+    """Every run asked about: the others would never run (a person is asked once), so none is asked for."""
+    from jupyter_ai_ci.safety.policy import PolicySettings
+
+    k = Kernel([py("76")], [ExecutionResult(result="76")])
+    outcome = k.run(policy=PolicySettings("ask"))
+    assert k.log == ["asked about 1", "checkpoint 1", "run 1", "commit 1"] and len(k.calls) == 1
+    assert summarize(outcome).what() == "done · 1 candidate (policy 'ask': every run needs your approval)"
+
+
 def test_candidates_that_fail_are_not_counted_and_one_left_is_not_confirmed() -> None:
     boom = ExecutionResult(error=ErrorInfo("ZeroDivisionError", "division by zero", ""))
     k = Kernel([py("a"), "It is 76.", py("1/0")], [ExecutionResult(result="76"), boom, ExecutionResult(result="76")])

@@ -325,4 +325,4 @@ def test_a_400_for_another_cause_is_not_taken_for_a_refused_n(server: ScriptedOp
     with pytest.raises(ModelServerError, match="400"):
         _client(server).complete(HI, n=2)
     assert [r.get("n") for r in server.requests] == [2, None]  # asked once more for one choice, no better
-    assert dialect.takes_n(dialect.UNKNOWN, server.base_url)  # so nothing is remembered
+    assert dialect.takes_n(dialect.UNKNOWN, server.base_url, "m")  # so nothing is remembered

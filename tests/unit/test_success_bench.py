@@ -134,3 +134,17 @@ def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) ->
     chart(tmp_path / "s.png", summary, 4, "test", "by_task")
     png = (tmp_path / "s.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_the_one_shot_way_needs_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.success_rate import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--scripted", "--one-shot"])
+    assert stop.value.code == 2 and "--one-shot needs a model" in capsys.readouterr().err
+
+
+def test_the_one_shot_way_is_named_in_the_table() -> None:
+    runs = [voted("a", True, "", 2.0), TaskRun("a", "c", "model", "failed", 1, False, False, 5, 5, 0.1, 0.1, 0.0, 1,
+                                               candidates=0, seconds=1.0)]
+    assert list(summarize(runs, 3)["by_candidates"]) == ["one-shot", "loop"]
