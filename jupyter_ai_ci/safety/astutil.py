@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -126,6 +126,15 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
             base = dotted(node.args[0], aliases)
             return None if base is None else _plain(f"{base}.{attr}")
     return None
+
+
+def in_kernel(name: str, meaning: Callable[[str], str | None]) -> str:
+    """``__main__.run.x`` (the kernel's ``run``, reached through its namespace) as what ``run``
+    means there (``meaning``: a name's dotted target, or None), ``.x`` kept; other names as they are."""
+    if not name.startswith("__main__."):
+        return name
+    head, _, rest = name[len("__main__."):].partition(".")
+    return ".".join(p for p in (meaning(head) or head, rest) if p)
 
 
 def _plain(name: str) -> str:

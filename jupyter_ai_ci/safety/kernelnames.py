@@ -11,8 +11,9 @@ itself does not bind it.
 Only modules, functions, classes and methods are looked at (``isinstance`` on the value, never an
 attribute of an arbitrary object), and only those from the modules the risk table has rules for.
 
-Within one request of several steps the kernel is named once, before step 1; what step 1's code
-then binds (``from subprocess import run``) is read from that code, for step 2's scan: ``bound_by``.
+Within one request of several steps the kernel is named before step 1 (the snapshot) and asked
+again between the steps (context/stepnames.py); what a step's code binds is also read from the
+code itself (``bound_by``), for a driver that cannot ask.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jupyter_ai_ci.safety.astutil import BUILTIN_CALLABLES, scope_of
+from jupyter_ai_ci.safety.astutil import BUILTIN_CALLABLES, in_kernel, scope_of
 from jupyter_ai_ci.safety.risktable import HIDDEN
 from jupyter_ai_ci.safety.starimports import star_names
 
@@ -120,9 +121,7 @@ def bound_by(trees: Sequence[ast.Module], bindings: Sequence[tuple[str, str]]) -
     found = dict(bindings)
     scope = scope_of(trees, bindings=bindings)
     for name, target in scope.aliases.items():
-        if target.startswith("__main__."):  # r = globals()['run']: what the kernel's run is
-            head, _, rest = target[len("__main__."):].partition(".")
-            target = ".".join(p for p in (found.get(head, head), rest) if p)
+        target = in_kernel(target, found.get)  # r = globals()['run']: what the kernel's run is
         if name != target and _risky(target):
             found[name] = target
     for module in scope.stars:

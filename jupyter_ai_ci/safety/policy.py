@@ -19,7 +19,16 @@ from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety import sql, writes
-from jupyter_ai_ci.safety.astutil import NAMESPACE_LOOKUPS, Scope, dotted, literal_str, parse_cell, root_name, scope_of
+from jupyter_ai_ci.safety.astutil import (
+    NAMESPACE_LOOKUPS,
+    Scope,
+    dotted,
+    in_kernel,
+    literal_str,
+    parse_cell,
+    root_name,
+    scope_of,
+)
 from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
@@ -136,9 +145,7 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
                          line)]
         if name is None:
             return []
-        if name.startswith("__main__."):  # the kernel's own name, reached through its namespace
-            head, _, rest = name[len("__main__."):].partition(".")
-            name = ".".join(p for p in (scope.kernel.get(head) or aliases.get(head) or head, rest) if p)
+        name = in_kernel(name, lambda head: scope.kernel.get(head) or aliases.get(head))
         calls.add(name)
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):
