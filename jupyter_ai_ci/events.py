@@ -214,6 +214,16 @@ class Commit:
 
 
 @dataclass(frozen=True)
+class Hold:
+    """The attempt worked and waits to be compared (a candidate): stop recording what changes,
+    keep what undoes it.  The driver sends back a ``TransactionReport`` whose ``not_saved`` says
+    what could not be undone (a file over the cap, a write outside the folder)."""
+
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
 class AskApproval:
     """Ask a person before running (or installing).  The driver sends back an
     ``Approval``; a driver with nobody to ask sends ``Approval(False, why)``
@@ -250,7 +260,7 @@ class Install:
     attempt: int
 
 
-Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, KernelNames, Rollback, Commit, AskApproval,  # noqa: UP007
+Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, KernelNames, Rollback, Commit, Hold, AskApproval,  # noqa: UP007
                Install]
 
 
@@ -266,6 +276,7 @@ class Attempt:
     saved: TransactionReport | None = None  # what the checkpoint kept
     undone: TransactionReport | None = None  # what the rollback put back
     notes: FailureNotes | None = None  # what the failed code had in hand, taken before the rollback
+    lasting: tuple[str, ...] = ()  # held: what it did that a rollback cannot undo, seen as it ran
 
     @property
     def ok(self) -> bool:

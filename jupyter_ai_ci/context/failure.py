@@ -32,7 +32,7 @@ from jupyter_ai_ci.context.environment import scan
 from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
 from jupyter_ai_ci.events import FailureNotes
 from jupyter_ai_ci.safety.astutil import parse_cell
-from jupyter_ai_ci.safety.transaction import may_change
+from jupyter_ai_ci.safety.maychange import may_change
 
 MAX_VARIABLES = 6
 MAX_CHARS = 2400  # of variable descriptions

@@ -23,6 +23,7 @@ from jupyter_ai_ci.events import (
     Execute,
     ExecutionResult,
     FailureNotes,
+    Hold,
     Inspect,
     Install,
     Notice,
@@ -123,7 +124,9 @@ def run_attempt(
     if attempt.ok:
         if not hold:
             yield Commit(number, step)
-        return attempt
+            return attempt
+        sealed = _report((yield Hold(number, step)))
+        return replace(attempt, lasting=sealed.not_saved) if sealed.supported else attempt
     raised = attempt.error
     notes = None
     if raised is not None and NOT_PARSED not in results[-1].notes:

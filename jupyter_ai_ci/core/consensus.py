@@ -15,9 +15,12 @@ others travel with the outcome, for "use this one".
 
 A candidate that gives no code, raises or is refused is not counted (the first
 had the retries); nor is one whose code would need the person's approval: they
-are asked about the first candidate alone.  Code with effects a rollback cannot undo (files written,
-network, processes) runs once: one candidate, said so.  So does a result with
-nothing to compare (a figure, no output).  Nothing is held while the model is
+are asked about the first candidate alone.  Each candidate starts from the request's state: the
+one before is rolled back -- its names, the process (environment, ``sys.path``, patched modules and
+builtins) and its files in the working folder -- so a file a candidate writes is written once, by
+the winner.  Code with effects a rollback cannot undo (network, processes, files outside the
+folder or over the cap: by the scan, or as the transaction saw them) runs once: one candidate,
+said so.  So does a result with nothing to compare (a figure, no output).  Nothing is held while the model is
 asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
 
 The candidates are asked for in one request, ``n`` of them (the prompt paid once), where the
@@ -124,13 +127,16 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     which each candidate is asked anew.  Returns with the winner committed."""
     k, step = settings.candidates, first.step
     out = Vote(first, Consensus(k))
-    effects = lasting_effects(first.code, settings)
+    # What the scan says cannot be undone, else what the transaction saw it could not undo as the
+    # candidate ran (a file over the cap, a write outside the folder): the next would not start clean.
+    effects = lasting_effects(first.code, settings) or list(first.lasting)
     key, shown = yield from _result(first)
     ran = [_Ran(1, first, key, shown)]
     asks_always = settings.policy.mode == "ask"  # every other candidate would be asked about: none runs
     if effects or key is None or asks_always:
         yield Commit(first.number, step)
-        note = "has side effects" if effects else "nothing to compare" if key is None else \
+        note = ("has side effects" if not first.lasting or lasting_effects(first.code, settings)
+                else f"cannot be undone: {first.lasting[0]}") if effects else "nothing to compare" if key is None else \
             "policy 'ask': every run needs your approval"
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
@@ -152,6 +158,12 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
             failed += 1
             yield Notice("candidate", f"candidate {place} of {k} {attempt}: not counted", step=step)
             continue
+        if attempt.lasting:  # it did what a rollback cannot undo: no later candidate would start clean
+            yield Rollback(attempt.number, step)
+            failed += 1
+            yield Notice("candidate", f"candidate {place} of {k} did what cannot be undone "
+                         f"({attempt.lasting[0]}): not counted; no more candidates", step=step)
+            break
         key, shown = yield from _result(attempt)
         held = _Ran(place, attempt, key, shown)
         ran.append(held)

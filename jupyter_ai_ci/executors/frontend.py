@@ -186,6 +186,9 @@ class FrontendExecutor:
     async def acommit(self) -> None:
         await self._transaction("commit")
 
+    async def ahold(self) -> TransactionReport:
+        return await self._transaction("hold")
+
     async def arollback_held(self) -> TransactionReport:
         """Undo a held attempt later (``run/held.py``): only the names its code may change."""
         return await self._transaction("rollback", only_changed=True)

@@ -76,6 +76,9 @@ class KernelExecutor:
     async def acommit(self) -> None:
         await self.transactions.commit()
 
+    async def ahold(self) -> TransactionReport:
+        return await self.transactions.hold()
+
     async def ainstall(self, package: str) -> ExecutionResult:
         """``pip install`` into the kernel's own environment (``executors/pip.py``)."""
         return pip.result_from_reply(await self.transactions.evaluate(pip.expression(package), "pip install"))

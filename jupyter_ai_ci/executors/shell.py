@@ -97,6 +97,9 @@ class ShellExecutor:
         self._let_go()
         self.transaction.commit()
 
+    def hold(self) -> TransactionReport:
+        return self.transaction.seal()
+
     def rollback_held(self) -> TransactionReport:
         """Undo a held attempt later (``run/held.py``): only the names its code may change."""
         self._let_go()

@@ -66,6 +66,10 @@ class RemoteTransactions:
                 return CANNOT_UNDO
         return await self._call("rollback")
 
+    async def hold(self) -> TransactionReport:
+        """The attempt's code ended; its fate waits (a candidate, a tried fix): stop recording."""
+        return await self._call("hold") if self._open else CANNOT_UNDO
+
     async def commit(self) -> None:
         if self._open:
             self._open = False

@@ -35,6 +35,7 @@ from jupyter_ai_ci.events import (
     CallModel,
     Checkpoint,
     Commit,
+    Hold,
     Execute,
     ExecutionResult,
     FailureNotes,
@@ -161,11 +162,11 @@ Watch = Callable[[], None]
 AsyncWatch = Callable[[], Awaitable[None]]
 Namer = Callable[[], "tuple[tuple[str, str], ...] | None"]
 AsyncNamer = Callable[[], "Awaitable[tuple[tuple[str, str], ...] | None]"]
-_UNDO_ACTIONS = (Checkpoint, Rollback, Commit)
+_UNDO_ACTIONS = (Checkpoint, Rollback, Commit, Hold)
 
 
 def _undo_method(action: Any) -> str:
-    return {Checkpoint: "checkpoint", Rollback: "rollback", Commit: "commit"}[type(action)]
+    return {Checkpoint: "checkpoint", Rollback: "rollback", Commit: "commit", Hold: "hold"}[type(action)]
 
 
 def _sync_other(action: Any, executor: Any, approver: Any, report: Reporter) -> Any:

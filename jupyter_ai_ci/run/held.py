@@ -33,9 +33,12 @@ class HeldAttempt:
     # The loop's Commit: held back (the sync and async drivers both look these up).
     def commit(self) -> None:
         self.held = True
+        if callable(hold := getattr(self.inner, "hold", None)):
+            hold()  # the person's cells run while the offer waits: theirs, not the fix's
 
     async def acommit(self) -> None:
         self.held = True
+        await self._call("hold")
 
     def _has(self, name: str) -> bool:
         return callable(getattr(self.inner, name, None)) or callable(getattr(self.inner, f"a{name}", None))

@@ -22,7 +22,7 @@ from typing import Any
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, earlier_requests, replay_key
 from jupyter_ai_ci.run.session import CONVERSATION_TURNS
-from jupyter_ai_ci.safety.transaction import may_change
+from jupyter_ai_ci.safety.maychange import may_change
 
 MAX_LEFT_OUT = 3  # named variables tried without (a request names one or two)
 

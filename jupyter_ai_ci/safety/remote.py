@@ -60,6 +60,8 @@ def kernel_side(request: str) -> str:
                     delattr(sys, name)
             else:
                 setattr(sys, name, value)
+    elif args["op"] == "hold":
+        report = tx.seal()
     else:
         tx.commit()
         report = TransactionReport()

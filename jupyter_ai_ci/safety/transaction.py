@@ -1,10 +1,12 @@
-"""Transactional attempts: a failed attempt leaves the namespace as it was.
+"""Transactional attempts: a failed attempt leaves the kernel, its process and its files as they were.
 
-Two halves.  ``may_change`` reads the code (AST only) and names the
-variables it may rebind or mutate.  ``Transaction`` runs next to a namespace:
-``begin`` remembers every binding (cheap: references), the working directory, and copies the
-objects ``may_change`` named; ``rollback`` puts bindings, contents and the working directory
-back and drops names the attempt created.  Copies are as cheap as the type allows: pandas
+``may_change`` (maychange.py) reads the code and names the variables it may rebind or mutate.
+``Transaction`` runs next to a namespace: ``begin`` remembers every binding (cheap: references),
+the working directory, and copies the objects ``may_change`` named; it also remembers the
+process (``procstate``: the environment, ``sys.path``, the attributes of ``builtins`` and of the
+modules the code names) and starts recording the files the code changes in the working folder
+(``filejournal``).  ``rollback`` puts all of it back and drops names the attempt created.
+Copies are as cheap as the type allows: pandas
 objects under copy-on-write are shallow copies that pandas itself protects;
 numpy arrays are copied; anything else is deep-copied, up to a size cap.
 What could not be copied is said, never silently skipped.
@@ -12,7 +14,6 @@ What could not be copied is said, never silently skipped.
 
 from __future__ import annotations
 
-import ast
 import copy
 import os
 import re
@@ -22,33 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_ai_ci.events import TransactionReport
-from jupyter_ai_ci.safety.astutil import parse_cell, root_name
+from jupyter_ai_ci.safety import procstate
+from jupyter_ai_ci.safety.filejournal import Journal
+from jupyter_ai_ci.safety.maychange import may_change
 from jupyter_ai_ci.text import human_size
 
-# Method names that change their receiver in place.  A call of one of these on
-# a variable (``df.drop(..., inplace=True)`` is caught by the keyword) marks
-# the variable as changed.
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "remove", "pop", "popitem", "clear", "sort", "reverse",
-    "update", "add", "discard", "difference_update", "intersection_update",
-    "symmetric_difference_update", "setdefault", "fill", "resize", "put", "itemset",
-    "setflags", "partition", "__setitem__", "__delitem__", "__iadd__", "__imul__",
-    "fit", "partial_fit", "fit_transform", "set_params", "load_state_dict",
-})
-# Functions that only read their arguments: passing a variable to one of them
-# does not mark it.  Any other call with a variable as argument does (a
-# ``random.shuffle(x)`` or ``np.copyto(a, b)`` mutates its argument).
-READING_FUNCTIONS = frozenset({
-    "print", "len", "repr", "str", "int", "float", "bool", "list", "tuple", "dict", "set",
-    "frozenset", "sorted", "sum", "min", "max", "abs", "round", "any", "all", "type",
-    "isinstance", "issubclass", "hasattr", "getattr", "id", "hash", "format", "range",
-    "enumerate", "zip", "reversed", "display", "iter", "next", "map", "filter", "divmod",
-})
-# Libraries whose functions read their arguments, except the listed mutators;
-# ``np.mean(a)`` need not copy ``a``.
-READING_LIBRARIES = frozenset({"np", "numpy", "pd", "pandas", "plt", "matplotlib", "sns",
-                               "seaborn", "math", "statistics", "json", "px"})
-LIBRARY_MUTATORS = frozenset({"copyto", "shuffle", "put", "place", "putmask", "fill_diagonal"})
 # Names IPython maintains itself (history: _, __, _i, _i7, _7, _oh …): never
 # copied, and never dropped as "new" by a rollback.
 IPYTHON_NAMES = frozenset({"In", "Out", "_oh", "_ih", "_dh"})
@@ -57,83 +36,9 @@ _HISTORY_NAME = re.compile(r"^(_+|_i+|_i?\d+)$")
 
 def _ipython_name(name: str) -> bool:
     return name in IPYTHON_NAMES or bool(_HISTORY_NAME.match(name))
+
+
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
-
-
-def may_change(blocks: Iterable[str]) -> set[str]:
-    """Variables the code may rebind, delete or mutate (a superset, by design)."""
-    names: set[str] = set()
-    for code in blocks:
-        try:
-            tree = parse_cell(code)
-        except SyntaxError:
-            continue
-        names |= _scan(tree, "global" in code)
-    return names
-
-
-def _scan(tree: ast.Module, has_global: bool = True) -> set[str]:
-    names: set[str] = set()
-    declared_global: set[str] = set()
-    for node in ast.walk(tree) if has_global else ():  # a walk of its own: skipped when it cannot find any
-        if isinstance(node, ast.Global):
-            declared_global.update(node.names)
-
-    # Depth first with a stack, not recursion through ast.iter_child_nodes: a dozen lines of
-    # generated code are ~150 nodes, and this scan runs at every checkpoint.
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, in_function = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if not in_function:
-                names.add(node.name)
-            in_function = True  # names bound in a body are the body's own
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            in_function = True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if not in_function or node.id in declared_global:
-                names.add(node.id)
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            _add(names, root_name(node))
-        elif isinstance(node, ast.AugAssign):
-            _add(names, root_name(node.target))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not in_function:
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-        elif isinstance(node, ast.Call):
-            _call(node, names)
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                stack.append((value, in_function))
-            elif isinstance(value, list):
-                stack.extend((item, in_function) for item in value
-                             if isinstance(item, ast.AST) and not isinstance(item, _LEAVES))
-    return names
-
-
-# Nodes with nothing below them and nothing to find: Load/Store, operators.
-_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-
-
-def _add(names: set[str], name: str | None) -> None:
-    if name:
-        names.add(name)
-
-
-def _call(node: ast.Call, names: set[str]) -> None:
-    func = node.func
-    if isinstance(func, ast.Attribute):
-        inplace = any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
-                      for k in node.keywords)
-        if func.attr in MUTATING_METHODS or inplace:
-            _add(names, root_name(func.value))
-    reading = isinstance(func, ast.Name) and func.id in READING_FUNCTIONS or (
-        isinstance(func, ast.Attribute) and root_name(func) in READING_LIBRARIES
-        and func.attr not in LIBRARY_MUTATORS)
-    if not reading:
-        for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if isinstance(arg, (ast.Name, ast.Starred, ast.Attribute, ast.Subscript)):
-                _add(names, root_name(arg))
 
 
 # ---- snapshots --------------------------------------------------------------
@@ -222,6 +127,32 @@ class Transaction:
     # A candidate or failed attempt that chdir'ed would leave the next one reading other files.
     cwd: str = ""
     moves: bool = False  # the code may change directory (a held fix rejected later goes back too)
+    # The process (environment, sys.path, module attributes) and the files in the working folder:
+    # what the attempt changes there is undone with its names (safety/procstate.py, filejournal.py).
+    file_cap: int = 256 << 20
+    process: procstate.ProcessState | None = None
+    journal: Journal | None = None
+    sealed: list[procstate.Change] | None = None  # what the attempt had changed when it ended
+
+    def _begin_outside(self) -> None:
+        self.process = procstate.take(procstate.named_modules(self.changed, self.ns))
+        if self.journal is not None:
+            self.journal.discard()
+        self.journal = Journal(tuple(dict.fromkeys(_roots(self.cwd))), self.file_cap)
+        self.sealed = None
+        self.journal.start()
+
+    def seal(self) -> TransactionReport:
+        """The attempt's code has ended but its fate is not decided (a candidate held for the
+        vote, a tried fix offered): stop recording what changes -- the person's own cells run
+        meanwhile are theirs -- and say what could not be undone."""
+        if not self.open or self.journal is None or self.process is None:
+            return TransactionReport(supported=self.open)
+        self.journal.stop()
+        self.journal.seal()
+        if self.sealed is None:
+            self.sealed = procstate.diff(self.process)
+        return TransactionReport(not_saved=tuple(self.journal.notes))
 
     def begin(self, blocks: Iterable[str]) -> TransactionReport:
         self.bindings = dict(self.ns)
@@ -230,6 +161,7 @@ class Transaction:
         self.changed = may_change(blocks)
         self.cwd = _cwd()
         self.moves = any(_MOVES.search(code) for code in blocks)
+        self._begin_outside()
         not_saved: list[str] = []
         chosen = {name: self.ns[name] for name in sorted(self.changed)
                   if name in self.ns and not _ipython_name(name) and not name.startswith("__")}
@@ -313,11 +245,33 @@ class Transaction:
                 restored.append("the working directory")
             except OSError as exc:
                 failed.append(f"the working directory ({type(exc).__name__}: {self.cwd} is gone)")
+        outside, kept = self._rollback_outside()
         self.commit()
-        return TransactionReport(restored=tuple(restored), dropped=tuple(dropped), not_saved=tuple(failed))
+        return TransactionReport(restored=tuple(restored + outside), dropped=tuple(dropped),
+                                 not_saved=tuple(failed + kept))
+
+    def _rollback_outside(self) -> tuple[list[str], list[str]]:
+        """The process and the files back as they were; (what was restored, what was not)."""
+        restored: list[str] = []
+        kept: list[str] = []
+        if self.process is not None:
+            back = procstate.restore(self.sealed if self.sealed is not None else procstate.diff(self.process))
+            restored += back.restored
+            kept += back.kept
+        if self.journal is not None:
+            self.journal.stop()
+            files, not_files = self.journal.restore(later=self.sealed is not None)
+            restored += files
+            kept += [f"not undone: {k}" for k in not_files]
+        return restored, kept
 
     def commit(self) -> None:
         # Holding copies past the attempt would make pandas copy on every later write.
+        if self.journal is not None:
+            self.journal.discard()
+        self.journal = None
+        self.process = None
+        self.sealed = None
         self.open = False
         self.bindings = {}
         self.saved.clear()
@@ -329,6 +283,12 @@ _MISSING = object()
 
 # Code that may change the kernel's directory: os.chdir / fchdir, contextlib.chdir, %cd and its kin.
 _MOVES = re.compile(r"chdir|^\s*%?(?:cd|pushd|popd)\b", re.MULTILINE)
+
+
+def _roots(cwd: str) -> list[str]:
+    """The folders whose files the attempt's changes are undone in: the kernel's working
+    directory (the notebook's folder, where Jupyter starts the kernel)."""
+    return [os.path.realpath(cwd)] if cwd else []
 
 
 def _cwd() -> str:

@@ -29,6 +29,7 @@ from jupyter_ai_ci.drivers.server.protocol import (
     session_usage,
 )
 from jupyter_ai_ci.drivers.server.run import TRANSACTION_TIMEOUT, SidebarRun
+from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
 from jupyter_ai_ci.run import fixcell
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
@@ -163,6 +164,14 @@ class SidebarFix(SidebarRun):
                                   "(it ran once)."})
         else:
             report = await self.held.areject()
-            undone = "" if report.supported else " (the kernel could not undo it: did it restart?)"
-            self.send({"type": "done", "status": "rejected", **usage,
-                       "message": f"Rejected: the fix was rolled back{undone}; {cell.label} is as it was."})
+            self.send({"type": "done", "status": "rejected", **usage, "message": _rejected(report, cell.label)})
+
+
+def _rejected(report: TransactionReport, label: str) -> str:
+    """What Reject did, "as it was" only when it is true."""
+    if not report.supported:
+        return "Rejected, but the kernel could not undo it: did it restart? What the fix did in the kernel stays."
+    if report.not_saved:
+        return (f"Rejected: the fix was rolled back, except: {'; '.join(report.not_saved)}. "
+                f"{label} itself is unchanged.")
+    return f"Rejected: the fix was rolled back; {label} is as it was."

@@ -179,3 +179,32 @@ async def test_reject_after_a_kernel_restart_drops_nothing_and_says_so(
     assert await value(client, "after_restart") == "mine"
     ws.close()
     client.stop_channels()
+
+
+async def test_reject_undoes_the_fixs_environment_and_files_and_keeps_the_persons_cell(
+        jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, model: ScriptedOpenAIServer) -> None:
+    """#36: Reject said "as it was" while the environment variable the fix set was still set."""
+    session = await open_notebook(jp_fetch)
+    client = await kernel_of(jp_serverapp, session["kernel"]["id"])
+    await run(client, "import pandas as pd\ndf = pd.DataFrame({'revenue': [1.5, 2.5]})\nruns = 0\n"
+                      "open('kept.txt', 'w').write('before')")
+    fixed = ("import os\nos.environ['UNDO_FIX'] = '1'\nopen('kept.txt', 'w').write('fix')\n"
+             "open('fix.txt', 'w').write('fix')\n" + FIXED)
+    model.script(f"```python\n{fixed}\n```")
+    ws = await jp_ws_fetch("jupyter-ai-ci", "run")
+    ws.write_message(fix_message(session))
+    log: list[dict[str, Any]] = []
+    shown = await offer(ws, client, log)
+    assert shown["type"] == "fix", log
+    assert await value(client, "__import__('os').environ.get('UNDO_FIX')") == "1"
+    # The person's own cell while the offer waits: theirs, kept by the Reject.
+    await run(client, "open('mine.txt', 'w').write('mine')")
+    ws.write_message(json.dumps({"type": "fix_decision", "id": shown["id"], "accept": False}))
+    done = await until(ws, "done", log)
+    assert done["status"] == "rejected" and done["message"].endswith("is as it was."), done
+    assert await value(client, "__import__('os').environ.get('UNDO_FIX')") == "None"
+    assert await value(client, "open('kept.txt').read()") == "before"
+    assert await value(client, "__import__('os').path.exists('fix.txt')") == "False"
+    assert await value(client, "open('mine.txt').read()") == "mine"
+    ws.close()
+    client.stop_channels()
