@@ -292,6 +292,27 @@ class AICISettings(Configurable):
         "cost nothing until written and are exempt.",
     ).tag(config=True)
 
+    undo_keep = CInt(
+        10,
+        min=0,
+        help="Requests whose way back is kept after they worked, for %ask undo (newest kept, "
+        "oldest dropped first); 0 keeps none.",
+    ).tag(config=True)
+
+    undo_memory = CInt(
+        1 << 30,
+        min=0,
+        help="Bytes the kept ways back may hold in all (old values of the names requests changed, "
+        "old contents of the files they changed); a request larger than this says so at its end.",
+    ).tag(config=True)
+
+    undo_file_cap = CInt(
+        256 << 20,
+        min=0,
+        help="Largest file (bytes) whose old content an attempt keeps before changing it; a bigger "
+        "one is named as not undoable at once.",
+    ).tag(config=True)
+
     install_missing = Bool(
         True,
         help="On ModuleNotFoundError, offer to %pip install the package (asking first, "

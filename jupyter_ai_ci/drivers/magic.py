@@ -20,6 +20,7 @@ from jupyter_ai_ci.config import AICISettings, apply_shared
 from IPython.core.display_functions import display
 
 from jupyter_ai_ci.core.usage import render
+from jupyter_ai_ci.drivers import magic_undo
 from jupyter_ai_ci.drivers.magic_view import RichReporter
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, NotAnswered, PolicyRefused, RetriesExhausted, UsageProblem
 from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
@@ -103,6 +104,9 @@ class MagicDriver:
         self.last_outcome: Outcome | None = None
         self.last_timings = Timings()  # where the last run's time went (bench/ reads it)
         self._count: int | None = None  # In [n] of the %%ask running now
+        self._request = ""  # the id the last request's attempts are kept under, for %ask undo
+        self._run: Run | None = None
+        self._inserted: tuple[str, ...] = ()  # ids of the cells the last request inserted
 
     def _show_context(self, run: Run, fresh: bool) -> None:
         query = run.query()
@@ -124,6 +128,9 @@ class MagicDriver:
         result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)
         count = getattr(result, "execution_count", None)
         self._count = count if isinstance(count, int) else None
+        if cell is None and request.split()[:1] == ["undo"] and not args.show_context:
+            magic_undo.undo_last(self, request.split()[1:])
+            return
         if cell is None and request in KINDS and not args.show_context:  # %ask fix, %ask explain
             from jupyter_ai_ci.drivers.magic_fix import fix_last
 
@@ -149,6 +156,7 @@ class MagicDriver:
         if args.show_context:  # a preview: it changes nothing, --new included
             self._show_context(run, fresh=args.new)
             return
+        self._run, self._inserted = run, ()
         result = self.drive(run, reporter)
         self.last_outcome = result.outcome
         self._finish(result, reporter)
@@ -176,7 +184,8 @@ class MagicDriver:
         # every figure would appear twice.  The attempts' sections still show them as text.
         show = not (rich and frontend_info(self.shell) is not None)
         executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes,
-                                 show=show)
+                                 show=show, undo=magic_undo.limits(m))
+        self._request = executor.request
         self.last_timings = Timings()
         try:
             with once.running(self.shell):
@@ -240,13 +249,19 @@ class MagicDriver:
         if outcome.status in ("success", "not-run"):
             where = self._insert(result)
         shown = f"{line} · {where}" if where else line
+        undo_id = ""
+        if self._run is not None and outcome.status == "success":
+            not_kept = magic_undo.note_request(self, self._request, self._run, result, self._inserted)
+            shown += f" · {not_kept}" if not_kept else ""
+            undo_id = magic_undo.kept_id(self, self._request)
         vote = outcome.consensus
         # A failed "use this one" (or winner) leaves the vote as it was: the cell's output is
         # replaced, so its other results are offered again.
         others = [(g.candidates[0], g.shown, g.count, g.code) for g in vote.groups[1:]] \
             if vote is not None and outcome.status in ("success", "failed") else []
         if isinstance(reporter, RichReporter):
-            reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "", others)
+            reporter.finish(shown, outcome.answer if outcome.status in ("success", "answered") else "", others,
+                            undo=undo_id)
         else:
             if outcome.status == "failed" and outcome.last_error is not None:
                 print(outcome.last_error.traceback, file=sys.stderr)  # the terminal shows no sections
@@ -280,5 +295,6 @@ class MagicDriver:
         once.retire_generated(self.shell)  # the cells these replace must not run after them
         sink = self._sink()
         where = sink.insert(outcome.cells, result.provenance)
-        self._applied(outcome, getattr(sink, "ids", ()))
+        self._inserted = tuple(getattr(sink, "ids", ()))
+        self._applied(outcome, self._inserted)
         return where

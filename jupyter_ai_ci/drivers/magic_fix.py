@@ -15,7 +15,9 @@ from typing import Any, Protocol
 
 from IPython.core.error import UsageError
 
+from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
+from jupyter_ai_ci.drivers import magic_undo
 from jupyter_ai_ci.drivers.magic_view import RichReporter
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.run import fixcell
@@ -28,6 +30,9 @@ class Host(Protocol):
 
     shell: Any
     session: Session
+    settings: AICISettings
+    _request: str
+    _inserted: tuple[str, ...]
 
     def _reporter(self) -> Any: ...
     def drive(self, run: Run, reporter: Any) -> Result: ...
@@ -72,9 +77,11 @@ def fix_last(driver: Host, args: Namespace, kind: fixcell.Kind) -> None:
     result.provenance = meta
     where = driver._insert(result)
     shown = f"✓ fixed {cell.label}: the fix {ran} · {where}"
+    not_kept = magic_undo.note_request(driver, driver._request, run, result, driver._inserted)
+    shown += f" · {not_kept}" if not_kept else ""
     delta = fixcell.diff(cell.source, code, cell.label)
     if isinstance(reporter, RichReporter):
-        reporter.finish(shown, f"```diff\n{delta}\n```")
+        reporter.finish(shown, f"```diff\n{delta}\n```", undo=magic_undo.kept_id(driver, driver._request))
     else:
         print(delta)
         print(shown)

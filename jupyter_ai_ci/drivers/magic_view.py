@@ -137,6 +137,7 @@ class RunView:
         self.answer = ""
         # The other results of candidates that disagreed: (candidate number, result, how many, code).
         self.others: list[tuple[int, str, int, tuple[str, ...]]] = []
+        self.undo = ""  # the id %ask undo knows this request by: the labextension's Undo button
 
     @property
     def current(self) -> Section | None:
@@ -236,11 +237,15 @@ class RunView:
     def metadata(self) -> dict[str, Any]:
         """The display's metadata: the labextension puts a "use this one" button under the cell
         for each other result (labextension/src/candidates.ts)."""
-        if not self.others:
+        if not self.others and not self.undo:
             return METADATA
-        others = [{"candidate": n, "shown": shown, "count": count} for n, shown, count, _ in self.others]
-        sure = not self.final.startswith("⚠")  # a person chose: the others are options, not doubts
-        return {"jupyter_ai_ci": {**METADATA["jupyter_ai_ci"], "others": others, "sure": sure}}
+        meta: dict[str, Any] = {**METADATA["jupyter_ai_ci"]}
+        if self.undo:
+            meta["undo"] = self.undo
+        if self.others:
+            meta["others"] = [{"candidate": n, "shown": shown, "count": count} for n, shown, count, _ in self.others]
+            meta["sure"] = not self.final.startswith("⚠")  # a person chose: the others are options, not doubts
+        return {"jupyter_ai_ci": meta}
 
 
 def _of(count: int) -> str:
@@ -325,9 +330,10 @@ class RichReporter:
                 section.failed = result.error.one_line()
         self.refresh()
 
-    def finish(self, line: str, answer: str = "", others: list[tuple[int, str, int, tuple[str, ...]]] | None = None
-               ) -> None:
+    def finish(self, line: str, answer: str = "", others: list[tuple[int, str, int, tuple[str, ...]]] | None = None,
+               undo: str = "") -> None:
         self.view.others = others or []
+        self.view.undo = undo
         self.view.final = line
         self.view.answer = answer.strip()
         self.refresh(force=True)

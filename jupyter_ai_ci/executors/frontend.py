@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from jupyter_ai_ci.events import ErrorInfo, Execute, ExecutionResult, Transactio
 from jupyter_ai_ci.executors import pip
 from jupyter_ai_ci.executors.capture import standin
 from jupyter_ai_ci.safety import remote
+from jupyter_ai_ci.safety.undostack import Limits
 from jupyter_ai_ci.text import head_tail, strip_ansi
 
 Send = Callable[[dict[str, Any]], None]
@@ -90,8 +92,10 @@ class FrontendExecutor:
                  metadata: dict[str, Any] | None = None, max_output_chars: int = 4000,
                  kernel_expression: KernelExpression | None = None,
                  snapshot_max_bytes: int = 1 << 30, kernel_install: KernelExpression | None = None,
-                 scratch: bool = False) -> None:
+                 scratch: bool = False, undo: Limits | None = None) -> None:
         self.send = send
+        self.undo = undo or Limits()
+        self.request = secrets.token_hex(6)  # groups this run's attempts for an undo in the kernel
         # True: the panel runs each block in the kernel without making it a cell (a fix tried
         # before it is offered: the cell it would replace changes only when it is accepted).
         self.scratch = scratch
@@ -160,7 +164,8 @@ class FrontendExecutor:
         if self.kernel_expression is None:
             return UNSUPPORTED
         try:
-            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes, only_changed))
+            value = await self.kernel_expression(remote.expression(op, code, self.snapshot_max_bytes, only_changed,
+                                                                   request=self.request, limits=self.undo))
         except Exception:  # noqa: BLE001 - a kernel that cannot answer means "cannot undo"
             return UNSUPPORTED
         return remote.parse(value)

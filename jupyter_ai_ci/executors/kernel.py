@@ -25,6 +25,7 @@ from jupyter_ai_ci.executors import pip
 from jupyter_ai_ci.executors.capture import OutputRecorder
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.transact import RemoteTransactions
+from jupyter_ai_ci.safety.undostack import Limits
 from jupyter_ai_ci.text import strip_ansi
 
 # Notebook semantics: figures become outputs of the cell, whatever the caller's backend.
@@ -54,7 +55,7 @@ class KernelExecutor:
     def __init__(self, kernel: KernelConnection, timeout: float | None = 600.0,
                  receive_timeout: float = 5.0, max_output_chars: int = 4000,
                  interrupt_grace: float = 15.0, snapshot_max_bytes: int = 1 << 30,
-                 undo_on_cancel: bool = True) -> None:
+                 undo_on_cancel: bool = True, undo: Limits | None = None) -> None:
         self.kernel = kernel
         self.timeout = timeout
         self.receive_timeout = receive_timeout
@@ -62,7 +63,7 @@ class KernelExecutor:
         self.interrupt_grace = interrupt_grace
         self.executions = 0  # execute requests sent, for the benchmark
         self._counts: list[tuple[ExecutionResult, int]] = []
-        self.transactions = RemoteTransactions(kernel, snapshot_max_bytes, receive_timeout, timeout)
+        self.transactions = RemoteTransactions(kernel, snapshot_max_bytes, receive_timeout, timeout, undo)
         # False when the kernel is shut down right after a cancelled run (the command line):
         # undoing there would only delay Ctrl-C.
         self.undo_on_cancel = undo_on_cancel

@@ -16,6 +16,7 @@ transactional (see ``transaction.py``).
 from __future__ import annotations
 
 import importlib
+import secrets
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -27,7 +28,9 @@ from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, TransactionReport
 from jupyter_ai_ci.executors import pip
 from jupyter_ai_ci.executors.capture import OutputRecorder, Tee
 from jupyter_ai_ci.executors.watchdog import AttemptTimeout, Watchdog
+from jupyter_ai_ci.safety import undostack
 from jupyter_ai_ci.safety.transaction import Transaction
+from jupyter_ai_ci.safety.undostack import Limits
 from jupyter_ai_ci.text import clean
 
 # The shell attribute holding the exception of the attempt that just failed (see showtraceback).
@@ -75,14 +78,17 @@ class ShellExecutor:
     """``Executor`` over an ``InteractiveShell`` (ipykernel's or the terminal's)."""
 
     def __init__(self, shell: Any, max_output_chars: int = 4000, timeout: float = 0.0,
-                 snapshot_max_bytes: int = 1 << 30, show: bool = True) -> None:
+                 snapshot_max_bytes: int = 1 << 30, show: bool = True, undo: Limits | None = None) -> None:
         self.shell = shell
+        # The request's attempts are kept for %ask undo under this id, within the person's limits.
+        self.undo = undo or Limits()
+        self.request = secrets.token_hex(6)
         # False: record the outputs without showing them under the running cell (they are shown
         # elsewhere: in the cells the labextension inserts).
         self.show = show
         self.max_output_chars = max_output_chars
         self.timeout = timeout  # seconds per block; 0: none
-        self.transaction = Transaction(shell.user_ns, snapshot_max_bytes)
+        self.transaction = Transaction(shell.user_ns, snapshot_max_bytes, file_cap=self.undo.file_cap)
         self._tb: Any = None  # the traceback formatter, made at the first failure
 
     # ---- transactions (the loop's Checkpoint / Rollback / Commit) -----------
@@ -95,7 +101,17 @@ class ShellExecutor:
 
     def commit(self) -> None:
         self._let_go()
-        self.transaction.commit()
+        kept = self.transaction.handover()
+        if kept is not None and self.undo.keep > 0:
+            stack = undostack.stack_of(self.shell, self.undo.keep, self.undo.memory)
+            stack.add(self.request, kept, len(undostack.history_of(self.shell)))
+        elif kept is not None:
+            kept.journal.discard()
+
+    def not_kept(self) -> str:
+        """Why this request's way back was not kept for an undo ("" when it was, or had none)."""
+        stack = getattr(self.shell, undostack.ATTRIBUTE, None)
+        return stack.notes.pop(self.request, "") if isinstance(stack, undostack.UndoStack) else ""
 
     def hold(self) -> TransactionReport:
         return self.transaction.seal()

@@ -11,6 +11,7 @@ error; that is "cannot undo", remembered so later attempts skip the round trip.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from jupyter_ai_ci.errors import KernelDied, KernelError
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.safety import remote
+from jupyter_ai_ci.safety.undostack import Limits
 
 CANNOT_UNDO = TransactionReport(supported=False)
 WHY_NOT = ("this kernel cannot undo a failed attempt (jupyter_ai_ci is not installed in its environment); "
@@ -28,8 +30,10 @@ class RemoteTransactions:
     """Checkpoint, roll back and commit one attempt at a time in one kernel."""
 
     def __init__(self, kernel: KernelConnection, max_bytes: int = 1 << 30, receive_timeout: float = 5.0,
-                 timeout: float | None = 600.0) -> None:
+                 timeout: float | None = 600.0, undo: Limits | None = None) -> None:
         self.kernel = kernel
+        self.undo = undo or Limits()
+        self.request = secrets.token_hex(6)  # groups this run's attempts for an undo in the kernel
         self.max_bytes = max_bytes
         self.receive_timeout = receive_timeout
         self.timeout = timeout  # a snapshot is bounded by max_bytes; this only guards a wedged kernel
@@ -78,7 +82,8 @@ class RemoteTransactions:
     async def _call(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
         if self.supported is False:
             return CANNOT_UNDO
-        report = remote.parse(await self.evaluate(remote.expression(op, code, self.max_bytes), op))
+        report = remote.parse(await self.evaluate(remote.expression(op, code, self.max_bytes, request=self.request,
+                                                                    limits=self.undo), op))
         self.supported = report.supported
         return report
 

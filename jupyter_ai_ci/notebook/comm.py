@@ -87,3 +87,11 @@ class CommSink:
         comm.close()
         n = len(cells)
         return f"{n} new cell{'' if n == 1 else 's'} below"
+
+
+def delete_cells(shell: Any, ids: Sequence[str], create: CommFactory = create_comm) -> None:
+    """Ask the frontend to take out the generated cells ``ids`` (an undone request's).  The
+    frontend takes out only cells that carry our provenance: a comm anyone can open must not
+    delete a person's own cells."""
+    comm = create(target_name=TARGET, data={"type": "delete", "protocol": PROTOCOL, "ids": list(ids)})
+    comm.close()

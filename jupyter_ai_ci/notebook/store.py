@@ -221,6 +221,19 @@ class RecordFiles:
             return []
         return sorted({*filter(valid_key, found), *self._old})
 
+    def forget(self, key: str) -> bool:
+        """Drop one record (an undone request: Run All then asks the model); True if it was there."""
+        if not valid_key(key) or not self._usable():
+            return False
+        try:
+            self._file(key).unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            self.say(f"cannot drop the replay record {key[:8]} in {self.path} ({exc.strerror or exc})")
+            return False
+        return True
+
     def clear(self) -> int:
         """Forget every record (damaged ones set aside stay, for the user to look at)."""
         count = 0

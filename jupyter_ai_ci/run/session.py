@@ -62,6 +62,13 @@ class Session:
         history += [Message("user", request), Message("assistant", answer.strip())]
         del history[: -2 * CONVERSATION_TURNS]
 
+    def forget(self, thread: str, request: str) -> None:
+        """An undone request leaves the conversation too: a follow-up must not build on it."""
+        history = self.conversation(thread)
+        if len(history) >= 2 and history[-2].content.strip() == request.strip():
+            del history[-2:]
+        self._votes.pop((thread, request.strip()), None)
+
     def token_budget(self) -> tuple[int, str]:
         """The smaller of the per-request budget and what the session has left (0: none), and
         which one it is, in words for the line that stops a request over it."""

@@ -67,8 +67,8 @@ def install() -> None:
 class Prior:
     """A path as it was before the attempt's first change to it."""
 
-    kind: str  # "file", "dir", "absent", "kept-out" (over the cap, unreadable: not undone)
-    backup: str = ""
+    kind: str  # "file", "dir", "link", "absent", "kept-out" (over the cap, unreadable: not undone)
+    backup: str = ""  # a file's copy; a link's target
     after: tuple[int, int] | None = None  # (size, mtime_ns) when the attempt ended, for a later undo
 
 
@@ -151,6 +151,8 @@ class Journal:
             return
         if stat.S_ISDIR(st.st_mode):
             self.priors[real] = Prior("dir")
+        elif stat.S_ISLNK(st.st_mode):  # the link itself removed or renamed: made again, never followed
+            self.priors[real] = Prior("link", os.readlink(real))
         elif not stat.S_ISREG(st.st_mode):
             self.notes.append(f"changed {real} (not a regular file)")
             self.priors[real] = Prior("kept-out")
@@ -164,7 +166,8 @@ class Journal:
 
     def _copy(self, real: str) -> str:
         if not self._folder:
-            self._folder = tempfile.mkdtemp(prefix="jupyter-ai-ci-undo-")  # 0700: the person's only
+            _sweep()
+            self._folder = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")  # 0700: the person's only
         backup = _join(self._folder, str(len(self.priors)))
         shutil.copy2(real, backup, follow_symlinks=False)
         return backup
@@ -218,11 +221,17 @@ def _put_back(real: str, prior: Prior) -> bool:
             os.unlink(real)
         os.makedirs(real)
         return True
-    if prior.kind == "file":
-        if os.path.islink(real) or (exists and not os.path.isfile(real)):
-            shutil.rmtree(real) if os.path.isdir(real) and not os.path.islink(real) else os.unlink(real)
-        # Over the link's target never: the path itself gets the old bytes (a new file if need be).
-        shutil.copy2(prior.backup, real, follow_symlinks=False)
+    if prior.kind in ("file", "link"):
+        if exists and os.path.isdir(real) and not os.path.islink(real):
+            shutil.rmtree(real)
+        # Written beside it and renamed over it: a read-only file goes back too, and a link put
+        # at its place is replaced, never followed (nothing is ever written outside the folder).
+        fresh = f"{real}.aici-undo-{os.getpid()}"
+        if prior.kind == "link":
+            os.symlink(prior.backup, fresh)
+        else:
+            shutil.copy2(prior.backup, fresh, follow_symlinks=False)
+        os.replace(fresh, real)
         return True
     if not exists:  # "absent": the attempt made it
         return False
@@ -253,3 +262,39 @@ def _ignored() -> tuple[str, ...]:
     temporary files): saying each would bury what matters."""
     places = (tempfile.gettempdir(), "~/.cache", "~/.matplotlib", "~/.ipython", "~/.local/share/jupyter", "/dev")
     return tuple(_realpath(os.path.expanduser(p)) for p in places)
+
+
+_PREFIX = "jupyter-ai-ci-undo-"
+_swept = False
+
+
+def _sweep() -> None:
+    """Old contents kept by kernels that died (a kill leaves them): removed once per process."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    base = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_PREFIX):].split("-", 1)[0]
+        path = _join(base, name)
+        try:
+            if not pid.isdigit() or os.stat(path).st_uid != os.getuid() or _alive(int(pid)):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process of that number: not ours to judge
+    return True

@@ -22,16 +22,23 @@ from typing import Any
 
 from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.events import TransactionReport
+from jupyter_ai_ci.safety import undostack
 from jupyter_ai_ci.safety.transaction import Transaction
+from jupyter_ai_ci.safety.undostack import Limits
 
 ATTRIBUTE = "_jupyter_ai_ci_transaction"
 LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last exception, as at the checkpoint
 _LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 
 
-def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30, only_changed: bool = False) -> str:
-    """The user expression that performs ``op`` (checkpoint, rollback, commit) in the kernel."""
-    request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes, "only_changed": only_changed})
+def expression(op: str, code: Sequence[str] = (), max_bytes: int = 1 << 30, only_changed: bool = False,
+               request: str = "", limits: Limits | None = None, **extra: Any) -> str:
+    """The user expression that performs ``op`` (checkpoint, rollback, commit, hold; undo and note
+    for ``%ask undo``) in the kernel.  ``request``: the id that groups a request's attempts for an
+    undo; ``limits``: the person's undo settings."""
+    lim = limits or Limits()
+    request = json.dumps({"op": op, "code": list(code), "max_bytes": max_bytes, "only_changed": only_changed,
+                          "request": request, "limits": [lim.keep, lim.memory, lim.file_cap], **extra})
     return inkernel.call("jupyter_ai_ci.safety.remote", request)  # never a look-alike from the working directory
 
 
@@ -46,6 +53,9 @@ def kernel_side(request: str) -> str:
     if tx is None or tx.ns is not shell.user_ns:
         tx = Transaction(shell.user_ns, args["max_bytes"])
         setattr(shell, ATTRIBUTE, tx)
+    keep, memory, tx.file_cap = args.get("limits") or (10, 1 << 30, 256 << 20)
+    if args["op"] in ("undo", "note"):
+        return json.dumps(undo_in_kernel(shell, args, Limits(keep, memory, tx.file_cap)))
     if args["op"] == "checkpoint":
         tx.max_bytes = args["max_bytes"]
         report = tx.begin(args["code"])
@@ -63,9 +73,28 @@ def kernel_side(request: str) -> str:
     elif args["op"] == "hold":
         report = tx.seal()
     else:
-        tx.commit()
-        report = TransactionReport()
+        kept = tx.handover()
+        stack = undostack.stack_of(shell, keep, memory)
+        if keep > 0 and args.get("request"):
+            stack.add(args["request"], kept, len(undostack.history_of(shell)))
+        elif kept is not None:
+            kept.journal.discard()
+        why = stack.notes.pop(args.get("request", ""), "")
+        report = TransactionReport(not_saved=(why,) if why else ())
     return json.dumps(asdict(report))
+
+
+def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """``undo`` (the last ``n`` requests) or ``note`` (the driver's part of a request's entry)."""
+    stack = undostack.stack_of(shell, limits.keep, limits.memory)
+    if args["op"] == "note":
+        stack.note(str(args.get("request", "")), dict(args.get("meta") or {}))
+        return {}
+    tx = getattr(shell, ATTRIBUTE, None)
+    busy = bool(getattr(tx, "open", False))
+    done = stack.undo(max(1, int(args.get("n", 1))), shell.user_ns, undostack.history_of(shell), busy=busy,
+                      only=str(args.get("only", "")))
+    return asdict(done)
 
 
 def parse(user_expression: dict[str, Any]) -> TransactionReport:

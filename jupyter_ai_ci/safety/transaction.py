@@ -105,10 +105,11 @@ def estimate_size(obj: Any, cap: int) -> int:
 
 
 @dataclass
-class _Saved:
+class Saved:
     original: Any
     copy: Any
     how: str  # "pandas", "ndarray", "list", "dict", "set", "bytearray", "object", "rebind"
+    size: int = 0  # bytes the copy may come to hold (kept for an undo, it counts against its memory)
 
 
 @dataclass
@@ -118,7 +119,7 @@ class Transaction:
     ns: MutableMapping[str, Any]
     max_bytes: int = 1 << 30
     bindings: dict[str, Any] = field(default_factory=dict)
-    saved: dict[str, _Saved] = field(default_factory=dict)
+    saved: dict[str, Saved] = field(default_factory=dict)
     _shared: dict[int, Any] = field(default_factory=dict)
     # A checkpoint is held: without one, a rollback would take every name for new and drop
     # it (a Reject after a kernel restart, or after the attempt was committed).
@@ -180,7 +181,7 @@ class Transaction:
         if type(obj).__name__ == "module":
             return None
         if _is_pandas(obj) and _pandas_cow():
-            self.saved[name] = _Saved(obj, obj.copy(deep=False), "pandas")
+            self.saved[name] = Saved(obj, obj.copy(deep=False), "pandas", estimate_size(obj, self.max_bytes))
             return None
         kind = next((k for t, k in ((list, "list"), (dict, "dict"), (set, "set"),
                                     (bytearray, "bytearray")) if type(obj) is t), "object")
@@ -189,19 +190,19 @@ class Transaction:
             # cap holds for it too (it was copied whatever its size: found by a newcomer).
             if (size := sys.getsizeof(obj)) > self.max_bytes:
                 return self._over(size)
-            self.saved[name] = _Saved(obj, obj.copy(), kind)
+            self.saved[name] = Saved(obj, obj.copy(), kind, size)
             return None
         size = estimate_size(obj, self.max_bytes)
         if size > self.max_bytes:
             return self._over(size)
         try:
             if _is_ndarray(obj):
-                self.saved[name] = _Saved(obj, obj.copy(), "ndarray")
+                self.saved[name] = Saved(obj, obj.copy(), "ndarray", size)
             elif _is_pandas(obj):
-                self.saved[name] = _Saved(obj, obj.copy(deep=True), "pandas")
+                self.saved[name] = Saved(obj, obj.copy(deep=True), "pandas", size)
             else:
                 memo = {k: v for k, v in self._shared.items() if k != id(obj)}
-                self.saved[name] = _Saved(obj, copy.deepcopy(obj, memo), kind)
+                self.saved[name] = Saved(obj, copy.deepcopy(obj, memo), kind, size)
         except Exception as exc:  # noqa: BLE001 -- uncopyable: files, sockets, locks, connections
             return f"cannot be copied: {type(exc).__name__}: {str(exc)[:80]}"
         return None
@@ -229,7 +230,7 @@ class Transaction:
         failed: list[str] = []
         for name, s in self.saved.items():
             try:
-                _restore(s)
+                restore_copy(s)
             except Exception as exc:  # noqa: BLE001 -- fall back to the copy itself: the name is right, aliases are not
                 self.ns[name] = s.copy
                 failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
@@ -265,6 +266,31 @@ class Transaction:
             kept += [f"not undone: {k}" for k in not_files]
         return restored, kept
 
+    def handover(self) -> Kept | None:
+        """Commit, and give what would undo the attempt to whoever keeps it (``%ask undo``):
+        only what it changed -- the old values of the names it rebound or changed in place, the
+        process's old values, the files' old contents -- never the rest of the namespace."""
+        if not self.open or self.process is None or self.journal is None:
+            self.commit()
+            return None
+        after = _MISSING
+        created = {n: v for n, v in self.ns.items()
+                   if n not in self.bindings and not _ipython_name(n) and not n.startswith("__")}
+        rebound = {n: (old, self.ns.get(n, after)) for n, old in self.bindings.items()
+                   if self.ns.get(n, after) is not old and not _ipython_name(n)}
+        self.journal.stop()
+        if self.sealed is None:
+            self.journal.seal()
+        process = self.sealed if self.sealed is not None else procstate.diff(self.process)
+        now = _cwd()
+        size = sum(s.size for s in self.saved.values()) + self.journal.bytes_kept + sum(
+            estimate_size(old, self.max_bytes) for old, _ in rebound.values())
+        kept = Kept(created, rebound, dict(self.saved), process, self.journal,
+                    (self.cwd, now) if self.cwd and now != self.cwd else None, size)
+        self.journal = None  # handed over: commit must not discard its copies
+        self.commit()
+        return kept
+
     def commit(self) -> None:
         # Holding copies past the attempt would make pandas copy on every later write.
         if self.journal is not None:
@@ -278,7 +304,20 @@ class Transaction:
         self._shared = {}
 
 
-_MISSING = object()
+_MISSING: Any = object()
+
+
+@dataclass
+class Kept:
+    """What undoes one committed attempt, later (``undostack.py``)."""
+
+    created: dict[str, Any]  # names it made -> what it left in them
+    rebound: dict[str, tuple[Any, Any]]  # name -> (before, what it left; _MISSING: deleted)
+    saved: dict[str, Saved]  # the objects it changed in place, with their copies from before
+    process: list[procstate.Change]
+    journal: Journal
+    cwd: tuple[str, str] | None  # (before, after) when it moved
+    size: int  # bytes held to undo it
 
 
 # Code that may change the kernel's directory: os.chdir / fchdir, contextlib.chdir, %cd and its kin.
@@ -298,7 +337,7 @@ def _cwd() -> str:
         return ""
 
 
-def _restore(s: _Saved) -> None:
+def restore_copy(s: Saved) -> None:
     """Put the copy's contents back into the original object, so other
     references to it (aliases, containers) see the restored value too."""
     o, c = s.original, s.copy

@@ -12,7 +12,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
-import { generatedLayout, insertAskResults } from './notebook';
+import { deleteGeneratedCells, generatedLayout, insertAskResults } from './notebook';
 import { CELL_ID, isPlainObject, parseCommCells } from './parse';
 import { COMM_TARGET, PROTOCOL } from './tokens';
 
@@ -36,6 +36,10 @@ function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void
   if (isPlainObject(data) && data.type === 'insert' && data.protocol === PROTOCOL) {
     const ask = typeof data.ask_cell_id === 'string' && CELL_ID.test(data.ask_cell_id) ? data.ask_cell_id : null;
     insertAskResults(panel, ask, parseCommCells(data.cells));
+  } else if (isPlainObject(data) && data.type === 'delete' && data.protocol === PROTOCOL && Array.isArray(data.ids)) {
+    // %ask undo: the undone request's cells (only generated ones: deleteGeneratedCells checks).
+    const ids = data.ids.filter((id): id is string => typeof id === 'string' && CELL_ID.test(id)).slice(0, 200);
+    deleteGeneratedCells(panel, ids);
   }
 }
 

@@ -14,6 +14,7 @@ import { openRunSocket, requestAPI } from './handler';
 import { ChatModel } from './model';
 import { TrackerBridge } from './notebook';
 import { IServerConfig, PLUGIN_ID } from './tokens';
+import { watchUndo } from './undo';
 import { ChatWidget, Highlighter, MarkdownRenderer } from './widget';
 
 /** The model's text through JupyterLab's Markdown renderer, as untrusted (sanitized) text. */
@@ -63,6 +64,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     watchErrors(tracker, act);
     watchCandidates(tracker);
+    watchUndo(tracker);
     for (const kind of ['fix', 'explain'] as FixKind[]) {
       const command = `jupyter-ai-ci:${kind}-cell`;
       app.commands.addCommand(command, {

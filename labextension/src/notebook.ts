@@ -7,7 +7,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { JSONExt, JSONObject } from '@lumino/coreutils';
 
 import { applyFix, failedCell, runScratch } from './fix';
-import { ICommCell } from './parse';
+import { ICommCell, isPlainObject } from './parse';
 import {
   ICellContext,
   IExecuted,
@@ -110,6 +110,18 @@ export function insertAskResults(
     cell.model.trusted = false;
   }
   return true;
+}
+
+/** ``%ask undo``: take out the cells an undone request inserted.  Only cells that carry our
+ * provenance go, whatever the comm (which anything in the kernel can open) names: a person's
+ * own cells are never deleted this way.  How many went. */
+export function deleteGeneratedCells(panel: NotebookPanel, ids: string[]): number {
+  const shared = panel.content.model?.sharedModel;
+  if (!shared || ids.length === 0) {
+    return 0;
+  }
+  const wanted = new Set(ids);
+  return deleteCells(shared, cell => wanted.has(cell.getId()) && isPlainObject(cell.getMetadata(METADATA_KEY)));
 }
 
 /** Which generated cells the notebook holds, per ``%%ask`` cell, and for which request:

@@ -244,3 +244,22 @@ def test_the_hook_costs_nothing_outside_an_attempt(folder: Path) -> None:
     (folder / "free.txt").write_text("x")
     shutil.copy(folder / "free.txt", folder / "free2.txt")
     assert sorted(p.name for p in folder.iterdir()) == ["free.txt", "free2.txt"]
+
+
+def test_a_read_only_file_and_a_removed_link_come_back(folder: Path, tmp_path: Path) -> None:
+    (folder / "ro.txt").write_text("read only")
+    (folder / "ro.txt").chmod(0o444)
+    (folder / "link").symlink_to(tmp_path / "somewhere")
+    attempt("import os\nos.chmod('ro.txt', 0o644)\nopen('ro.txt', 'w').write('changed')\nos.remove('link')")
+    assert (folder / "ro.txt").read_text() == "read only"
+    assert (folder / "ro.txt").stat().st_mode & 0o777 == 0o444
+    assert (folder / "link").is_symlink() and os.readlink(folder / "link") == str(tmp_path / "somewhere")
+
+
+def test_a_link_put_in_a_files_place_is_replaced_not_followed(folder: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside")
+    (folder / "data.txt").write_text("data")
+    attempt(f"import os\nos.remove('data.txt')\nos.symlink({str(outside)!r}, 'data.txt')")
+    assert not (folder / "data.txt").is_symlink() and (folder / "data.txt").read_text() == "data"
+    assert outside.read_text() == "outside"

@@ -1,0 +1,218 @@
+"""``%ask undo``: a request's transactions, kept after it worked, undone later on demand.
+
+Each committed attempt hands over what would undo it (``Transaction.handover``: the old values
+of what it changed, never the rest of the namespace); the attempts of one request make one
+entry.  The last ``keep`` entries are kept, within ``memory`` bytes in all, oldest dropped first;
+a request too large to keep is said at its end.  The stack lives in the kernel, beside the
+namespace it undoes: a restart takes it, and a notebook opened from elsewhere has none.
+
+Undo never throws away the person's work: when a cell run after the request changed a name
+the request made or changed, it is refused and the cell named; a file changed since (by the
+person or another process) is left as it is and said ("changed since; not restored").
+"""
+
+from __future__ import annotations
+
+import os
+from builtins import isinstance, len, list, reversed, sorted  # noqa: UP029 -- bound once: the kernel may patch them
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_ai_ci.safety import procstate
+from jupyter_ai_ci.safety.maychange import may_change
+from jupyter_ai_ci.safety.transaction import _MISSING, Kept, restore_copy
+from jupyter_ai_ci.text import human_size
+
+ATTRIBUTE = "_jupyter_ai_ci_undo"  # the shell's attribute holding its stack
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The person's undo settings (``AICISettings.undo_keep``, ``undo_memory``, ``undo_file_cap``)."""
+
+    keep: int = 10
+    memory: int = 1 << 30
+    file_cap: int = 256 << 20
+
+
+@dataclass
+class Entry:
+    """One request's way back."""
+
+    request: str  # the id its executor gave it
+    kept: list[Kept] = field(default_factory=list)
+    since: int = 0  # the kernel's input history held this many cells when the request ended
+    meta: dict[str, Any] = field(default_factory=dict)  # the driver's: the request, its cells, its record
+
+    @property
+    def size(self) -> int:
+        return sum(k.size for k in self.kept)
+
+    def names(self) -> list[str]:
+        return sorted({n for k in self.kept for n in (*k.created, *k.rebound, *k.saved)})
+
+    def drop(self) -> None:
+        for k in self.kept:
+            k.journal.discard()
+        self.kept.clear()
+
+
+@dataclass
+class Undone:
+    restored: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    not_undone: list[str] = field(default_factory=list)
+    refused: str = ""
+    metas: list[dict[str, Any]] = field(default_factory=list)  # of the requests undone, newest first
+
+
+@dataclass
+class UndoStack:
+    keep: int = 10
+    memory: int = 1 << 30
+    entries: list[Entry] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)  # request id -> why it was not kept
+
+    def add(self, request: str, kept: Kept | None, history: int) -> None:
+        if kept is None:
+            return
+        entry = self.entries[-1] if self.entries and self.entries[-1].request == request else None
+        if entry is None:
+            entry = Entry(request)
+            self.entries.append(entry)
+        entry.kept.append(kept)
+        entry.since = history
+        if kept.journal.notes:  # said at the request's end, not discovered at the undo
+            self.notes[request] = f"undo cannot restore: {'; '.join(kept.journal.notes[:3])}"
+        if entry.size > self.memory:
+            self.notes[request] = (f"undo not kept: {', '.join(entry.names()[:3]) or 'its files'} changed, "
+                                   f"{human_size(entry.size)} (over undo_memory, {human_size(self.memory)})")
+            entry.drop()
+            self.entries.remove(entry)
+        while len(self.entries) > max(self.keep, 0) or sum(e.size for e in self.entries) > self.memory:
+            self.entries.pop(0).drop()
+
+    def note(self, request: str, meta: dict[str, Any]) -> None:
+        """The driver's part of the entry: what to say of it and what else to take back."""
+        for entry in self.entries:
+            if entry.request == request:
+                entry.meta.update(meta)
+
+    def undo(self, n: int, ns: MutableMapping[str, Any], history: Sequence[str],
+             busy: bool = False, only: str = "") -> Undone:
+        """Take the kernel back to before the last ``n`` requests, newest first.  ``only``: that
+        request (an Undo button's), refused when a newer one came after it."""
+        if busy:
+            return Undone(refused="a request is running in this kernel; undo when it has ended")
+        if only:
+            place = next((i for i, e in enumerate(self.entries) if e.request == only), None)
+            if place is None:
+                return Undone(refused="nothing to undo for that request: it was undone already, dropped "
+                                      "(undo_keep, undo_memory), or the kernel restarted since")
+            newer = len(self.entries) - 1 - place
+            if newer:
+                return Undone(refused=f"undo refused: {newer} newer request{'s' if newer > 1 else ''} came after "
+                                      f"it; %ask undo {newer + 1} takes {'them' if newer > 1 else 'it'} back too")
+            n = 1
+        if not self.entries:
+            return Undone(refused="nothing to undo in this kernel: no request of this session has been kept "
+                                  "(a restart forgets them, and a notebook from elsewhere brings none)")
+        n = min(n, len(self.entries))
+        chosen = self.entries[-n:]
+        refusal = _refusal(chosen, ns, history)
+        if refusal:
+            return Undone(refused=refusal)
+        out = Undone()
+        for entry in reversed(chosen):
+            for kept in reversed(entry.kept):
+                _undo_one(kept, ns, out)
+            out.metas.append(entry.meta)
+        del self.entries[-n:]
+        return out
+
+
+def _refusal(chosen: list[Entry], ns: MutableMapping[str, Any], history: Sequence[str]) -> str:
+    """Why undoing would throw away the person's work (a cell run since changed what the
+    requests made), naming the cell; "" when it would not."""
+    ours = {block.strip() for e in chosen for block in _codes(e)}
+    later = chosen[-1].since
+    names = {n for e in chosen for n in e.names()}
+    for number in range(later, len(history)):
+        code = history[number] or ""
+        if code.strip() in ours or code.lstrip().startswith(("%ask", "%%ask", "get_ipython().run_")):
+            continue
+        touched = sorted(may_change([code]) & names)
+        if touched:
+            return (f"undo refused: In [{number}] changed {', '.join(touched)} after the request "
+                    "(undo never throws away your work; undo that cell's change yourself, or rerun the cells)")
+    for kept in (k for e in chosen for k in e.kept):
+        for name, value in kept.created.items():
+            if ns.get(name, _MISSING) is not value:
+                return f"undo refused: {name} was changed after the request (undo never throws away your work)"
+        for name, (_, after) in kept.rebound.items():
+            if ns.get(name, _MISSING) is not after:
+                return f"undo refused: {name} was changed after the request (undo never throws away your work)"
+    return ""
+
+
+def _codes(entry: Entry) -> list[str]:
+    codes = entry.meta.get("codes", [])
+    return [c for c in codes if isinstance(c, str)]
+
+
+def _undo_one(kept: Kept, ns: MutableMapping[str, Any], out: Undone) -> None:
+    for name, saved in kept.saved.items():
+        try:
+            restore_copy(saved)
+            out.restored.append(name)
+        except Exception as exc:  # noqa: BLE001 -- the copy itself stands in: the name is right, aliases are not
+            ns[name] = saved.copy
+            out.not_undone.append(f"{name} (restored as a copy: {type(exc).__name__})")
+    for name, (before, _) in kept.rebound.items():
+        if before is _MISSING:
+            ns.pop(name, None)
+        else:
+            ns[name] = before
+        if name not in out.restored:
+            out.restored.append(name)
+    for name in kept.created:
+        ns.pop(name, None)
+        out.dropped.append(name)
+    back = procstate.restore(kept.process)
+    out.restored += back.restored
+    out.not_undone += back.kept
+    files, kept_files = kept.journal.restore(later=True)
+    out.restored += files
+    out.not_undone += kept_files
+    if kept.cwd is not None:
+        before, after = kept.cwd
+        if _cwd() == after:
+            try:
+                os.chdir(before)
+                out.restored.append("the working directory")
+            except OSError as exc:
+                out.not_undone.append(f"the working directory ({type(exc).__name__}: {before} is gone)")
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
+
+
+def history_of(shell: Any) -> list[str]:
+    """The cells the kernel has run, by number (IPython's own input history)."""
+    hist = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return hist if isinstance(hist, list) else []
+
+
+def stack_of(shell: Any, keep: int, memory: int, make: Callable[[], UndoStack] = UndoStack) -> UndoStack:
+    """The shell's stack, made on first use, its bounds set from the person's settings now."""
+    stack = getattr(shell, ATTRIBUTE, None)
+    if not isinstance(stack, UndoStack):
+        stack = make()
+        setattr(shell, ATTRIBUTE, stack)
+    stack.keep, stack.memory = keep, memory
+    return stack
