@@ -197,6 +197,18 @@ class KernelNames:
 
 
 @dataclass(frozen=True)
+class ImportSource:
+    """A missing import is about to be added with no model call (core/imports.py): would
+    ``import module`` load an installed package, where the code runs?  The driver sends back ""
+    when it would, one line saying why not when a file beside the notebook would be imported
+    instead (context/importsource.py), or None when nothing was asked (an in-memory driver)."""
+
+    module: str
+    attempt: int
+    step: int
+
+
+@dataclass(frozen=True)
 class FailureNotes:
     variables: tuple[str, ...] = ()  # descriptions of the variables the failed code used or set
     hints: tuple[str, ...] = ()  # "'department' is not a column of e. Did you mean 'dept'? …"
@@ -260,8 +272,8 @@ class Install:
     attempt: int
 
 
-Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, KernelNames, Rollback, Commit, Hold, AskApproval,  # noqa: UP007
-               Install]
+Action = Union[CallModel, Execute, Notice, Checkpoint, Inspect, KernelNames, ImportSource, Rollback, Commit,  # noqa: UP007
+               Hold, AskApproval, Install]
 
 
 # ---- what the loop records and returns -----------------------------------

@@ -38,7 +38,7 @@ from typing import Any
 from jupyter_ai_ci.core import sameresult
 from jupyter_ai_ci.core.attempt import run_attempt
 from jupyter_ai_ci.core.fixes import restart_note
-from jupyter_ai_ci.core.imports import missing_import, with_imports
+from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     NO_ANSWER,
@@ -221,8 +221,8 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
             if ran.error is None:
                 return "did not finish"
             error = ran.error
-            line = missing_import(error, ran.code)
-            if not line or line in imports:
+            line = yield from checked_import(error, ran.code, imports, number, step)
+            if not line:
                 break
             imports.append(line)  # one line, no model call: run it again
             yield Notice("install", f"candidate {place}: added `{line}` and running it again (no model call)",

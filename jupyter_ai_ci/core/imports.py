@@ -7,15 +7,21 @@ A name that has exactly one conventional meaning -- ``pd``, ``np``, ``plt`` … 
 standard-library module's own name -- is fixed here: the import is put at the top of
 the attempt's first cell and the attempt runs again.  A name with several meanings
 (``datetime``, ``stats``) is left to the model: guessing it could run the wrong code.
+
+From installed packages only: before the line is added, the kernel is asked where the module
+would come from (``ImportSource``; context/importsource.py).  A ``seaborn.py`` beside the
+notebook would be imported instead of seaborn -- code nobody chose, run with no question --
+so then the import is not added: one line says why, and the model is asked as for any error.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from typing import Any
 
-from jupyter_ai_ci.events import ErrorInfo
+from jupyter_ai_ci.events import Action, ErrorInfo, ImportSource, Notice
 
 # Each alias with the one import the Python data world means by it.
 CONVENTIONAL: dict[str, str] = {
@@ -55,6 +61,23 @@ def missing_import(error: ErrorInfo | None, code: Sequence[str]) -> str:
         line = f"import {name}"
     if not line or any(line in block.splitlines() for block in code):
         return ""  # already imported, so the name failed for another reason: the model's to fix
+    return line
+
+
+def checked_import(error: ErrorInfo | None, code: Sequence[str], imports: Sequence[str],
+                   attempt: int, step: int) -> Generator[Action, Any, str]:
+    """``missing_import``'s line when the kernel says it loads an installed module ("" when there
+    is none, it was added already, or a file where the code runs would be imported instead:
+    then one line says so, and the model is asked as usual)."""
+    line = missing_import(error, code)
+    if not line or line in imports:
+        return ""
+    module = line.split()[1]  # "import matplotlib.pyplot as plt", "import json"
+    why = yield ImportSource(module, attempt, step)
+    if isinstance(why, str) and why:
+        yield Notice("install", f"not importing {module.partition('.')[0]} automatically: {why}",
+                     attempt=attempt, step=step)
+        return ""
     return line
 
 

@@ -23,7 +23,7 @@ from jupyter_ai_ci.core.attempt import install, run_attempt
 from jupyter_ai_ci.core.consensus import sureness, vote
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
-from jupyter_ai_ci.core.imports import missing_import, with_imports
+from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -227,8 +227,8 @@ def agent_loop(
             error = attempt.error
             assert error is not None
             failed_code.add(key if key is not None else code_key(code))
-            line = missing_import(error, code)
-            if line and line not in imports:
+            line = yield from checked_import(error, code, imports, number, step)
+            if line:
                 # No model call for one line: the import goes on top and the attempt runs again.
                 imports.append(line)
                 yield Notice("install", f"attempt {number} failed: {error.one_line()} — added `{line}` "

@@ -12,6 +12,11 @@ moved -- is one line to ``say`` (the run hands it to every driver), and nothing 
 overwritten: a damaged record is renamed aside, a newer store is left alone.  The single
 file of earlier versions (``.jupyter-ai-ci-replay.json``) is moved in on first use and kept
 aside.
+
+The folder comes with the notebook, so whoever wrote it chose what its names are: only a
+regular file of bounded size is read (``safefile.read_regular``).  A record that is a named
+pipe, a device, a link or a folder, or larger than ``MAX_RECORD_BYTES``, is never opened or
+followed: its name alone is renamed aside, with one line, as a damaged record is.
 """
 
 from __future__ import annotations
@@ -28,9 +33,17 @@ from typing import Any
 
 from jupyter_ai_ci.notebook import signing
 from jupyter_ai_ci.notebook.atomic import replace_file
+from jupyter_ai_ci.notebook.safefile import NotRead, read_regular, rename_aside, size
 
 STORE_FORMAT = 2  # the folder's; 1 was the single JSON file
 FORMAT_FILE = "FORMAT"
+# A record holds a request (at most max_request_kb, 64 kB by default), the model's replies of
+# each step (code and an answer in words, bounded by the model's reply length) and a few
+# fields: a few kB, rarely 100 kB.  Past this it was not written by us, and is not read.
+MAX_RECORD_BYTES = 8 << 20
+# The single file of earlier versions held every record of a folder.
+MAX_OLD_FILE_BYTES = 64 << 20
+_MAX_FORMAT_BYTES = 64  # "2\n"
 _KEY = re.compile(r"[A-Za-z0-9_-]{1,100}")  # replay_key makes hex digests; never a path
 
 
@@ -74,7 +87,12 @@ class RecordFiles:
 
     def _check_format(self) -> bool:
         try:
-            text = (self.path / FORMAT_FILE).read_text(encoding="utf-8").strip()
+            text = read_regular(self.path / FORMAT_FILE, _MAX_FORMAT_BYTES).decode("utf-8", "replace").strip()
+        except NotRead as exc:
+            self.say(f"the replay store {self.path} is not usable: its {FORMAT_FILE} is {exc.what}, not a "
+                     "file, and was not read; it is left as it is, and records are neither replayed nor kept "
+                     "(remove it, or set replay_file to another name)")
+            return False
         except (FileNotFoundError, NotADirectoryError):
             if self.path.exists() and not self.path.is_dir():
                 self.say(f"{self.path} is not a replay store folder: it is left as it is, and records are "
@@ -102,29 +120,39 @@ class RecordFiles:
             return None
         path = self._file(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = read_regular(path, MAX_RECORD_BYTES)
         except FileNotFoundError:
             old = self._old.get(key)
             return old if isinstance(old, dict) else None
+        except NotRead as exc:
+            self.set_aside(key, exc.what)
+            return None
         except OSError as exc:
             self._ready = self._problem(exc)
             return None
         try:
-            raw = json.loads(text)
-        except ValueError:
+            raw = json.loads(data.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError too
             raw = None
         if not isinstance(raw, dict) or raw.get("key") != key:
             self.set_aside(key)
             return None
         return raw
 
-    def set_aside(self, key: str) -> None:
+    def set_aside(self, key: str, what: str = "") -> None:
         """A damaged record (a hand edit, a file system that lost a write): kept under another
         name, so a put never overwrites it, and the request asks the model again.  A put that
-        lands between our read and the rename is set aside with it: kept, though not replayed."""
+        lands between our read and the rename is set aside with it: kept, though not replayed.
+        ``what`` a name that is no record to read ("a named pipe", "larger than 8 MB"): only the
+        name is renamed (a link is moved, never followed; a pipe or device is never opened)."""
         path = self._file(key)
-        aside = _rename_aside(path, ".damaged")
-        if aside is not None:
+        aside = rename_aside(path, ".not-read" if what else ".damaged")
+        if aside is None:
+            return
+        if what:
+            self.say(f"the replay record {path.name} is {what}, not a record file: it was not read, it is "
+                     f"kept as {aside.name}, and this request asks the model again")
+        else:
             self.say(f"the replay record {path.name} is damaged: kept as {aside.name}, and this request "
                      "asks the model again")
 
@@ -135,10 +163,13 @@ class RecordFiles:
             if self._ready:
                 self.say(f"this request's replay record was not kept: {key!r} is not a record key")
             return False
+        text = json.dumps({**fields, "sig": signing.sign(fields)}, indent=1, sort_keys=True)
+        if len(text.encode("utf-8")) > MAX_RECORD_BYTES:  # it would not be read back
+            self.say(f"this request's replay record was not kept: it is larger than {size(MAX_RECORD_BYTES)}")
+            return False
         try:
             self._ensure_folder()
-            replace_file(self._file(key), lambda f: json.dump({**fields, "sig": signing.sign(fields)}, f,
-                                                              indent=1, sort_keys=True))
+            replace_file(self._file(key), lambda f: print(text, end="", file=f))
         except OSError as exc:
             self.say(f"this request's replay record was not kept: cannot write in {self.path} "
                      f"({exc.strerror or exc}); the run itself is not affected")
@@ -175,9 +206,11 @@ class RecordFiles:
         and says it.  Returns its records when they cannot be moved: replayed from memory."""
         old = self.legacy_file
         try:
-            data = json.loads(old.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(old, MAX_OLD_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return {}
+        except NotRead as exc:  # only its name is renamed: a link is moved, never followed
+            data, why = None, f"is {exc.what}, not a replay file, and was not read"
         except OSError as exc:
             self.say(f"cannot read the old replay file {old} ({exc.strerror or exc}): its records are not replayed")
             return {}
@@ -189,7 +222,7 @@ class RecordFiles:
                    and version > 1 else "is not a replay file this version can read")
         records = data.get("records") if isinstance(data, dict) and data.get("version") == 1 else None
         if not isinstance(records, dict):
-            aside = _rename_aside(old, ".not-migrated")
+            aside = rename_aside(old, ".not-migrated")
             kept = f"it is kept as {aside.name}" if aside else "it is left as it is"
             self.say(f"{old.name} {why}: its records were not moved into {self.path.name}/; {kept}")
             return {}
@@ -201,7 +234,7 @@ class RecordFiles:
             self.say(f"cannot move the records of {old.name} into {self.path.name}/ ({exc.strerror or exc}): "
                      "they are replayed from the old file, and new records are not kept")
             return good
-        aside = _rename_aside(old, ".migrated")
+        aside = rename_aside(old, ".migrated")
         if aside is not None:
             bad = len(records) - len(good)
             self.say(f"moved {len(good)} replay record(s) from {old.name} into {self.path.name}/, one file "
@@ -263,33 +296,3 @@ class RecordFiles:
                 with contextlib.suppress(OSError):
                     if time.time() - p.stat().st_mtime > 60:
                         p.unlink()
-
-
-def _free_name(path: Path) -> Path:
-    n, candidate = 1, path
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.name}.{n}")
-    return candidate
-
-
-def _rename_aside(path: Path, suffix: str) -> Path | None:
-    """``path`` renamed to a name no file has (a hard link first, so nothing is overwritten);
-    None when it cannot be (gone already: another process moved it)."""
-    for n in range(1, 100):
-        aside = path.with_name(f"{path.name}{suffix}" + (f".{n}" if n > 1 else ""))
-        try:
-            os.link(path, aside, follow_symlinks=False)  # a planted link is moved, never followed
-        except FileExistsError:
-            continue
-        except OSError:  # no hard links here (some network file systems): a plain rename
-            aside = _free_name(aside)
-            try:
-                os.rename(path, aside)
-            except OSError:
-                return None
-            return aside
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return aside
-    return None

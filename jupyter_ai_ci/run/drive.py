@@ -15,7 +15,9 @@ happens (a rollback undoes what the step made): it takes the secrets the kernel
 holds now, so that its output is masked in whatever is sent later.  Between the
 steps of a request the loop asks what the kernel's names stand for now
 (``KernelNames``): the ``namer`` the flow gives reads them there; with none, the
-loop reads the step's code alone.
+loop reads the step's code alone.  Before a missing import is added with no model call, the
+loop asks where it would come from (``ImportSource``): the ``importer`` the flow gives looks
+in the kernel; with none (in-memory tests), nothing is said against it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from jupyter_ai_ci.events import (
     Execute,
     ExecutionResult,
     FailureNotes,
+    ImportSource,
     Inspect,
     Install,
     KernelNames,
@@ -162,6 +165,8 @@ Watch = Callable[[], None]
 AsyncWatch = Callable[[], Awaitable[None]]
 Namer = Callable[[], "tuple[tuple[str, str], ...] | None"]
 AsyncNamer = Callable[[], "Awaitable[tuple[tuple[str, str], ...] | None]"]
+Importer = Callable[[str], str]  # "" or why the module would not be the installed one
+AsyncImporter = Callable[[str], Awaitable[str]]
 _UNDO_ACTIONS = (Checkpoint, Rollback, Commit, Hold)
 
 
@@ -202,7 +207,7 @@ async def _async_other(action: Any, executor: Any, approver: Any, report: Report
 def drive(loop: LoopGen, model: ModelClient, executor: Executor,
           reporter: Reporter | None = None, timings: Timings | None = None,
           approver: Approver | None = None, inspector: Inspector | None = None,
-          watch: Watch | None = None, namer: Namer | None = None) -> Outcome:
+          watch: Watch | None = None, namer: Namer | None = None, importer: Importer | None = None) -> Outcome:
     """Run the loop to its end, blocking."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -241,6 +246,8 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
                 result = inspector(action) if inspector is not None else None
             elif isinstance(action, KernelNames):
                 result = namer() if namer is not None else None
+            elif isinstance(action, ImportSource):
+                result = importer(action.module) if importer is not None else None
             else:
                 result = _sync_other(action, executor, approver, book.report)
             action = loop.send(result)
@@ -254,7 +261,7 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                  reporter: Reporter | None = None, timings: Timings | None = None,
                  approver: Approver | AsyncApprover | None = None,
                  inspector: AsyncInspector | None = None, watch: AsyncWatch | None = None,
-                 namer: AsyncNamer | None = None) -> Outcome:
+                 namer: AsyncNamer | None = None, importer: AsyncImporter | None = None) -> Outcome:
     """Run the loop to its end with asyncio: the same steps, awaited."""
     book = _Bookkeeper(reporter, timings)
     try:
@@ -295,9 +302,11 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                     result = await inspector(action) if inspector is not None else None
                 elif isinstance(action, KernelNames):
                     result = await namer() if namer is not None else None
+                elif isinstance(action, ImportSource):
+                    result = await importer(action.module) if importer is not None else None
                 else:
                     result = await _async_other(action, executor, approver, book.report)
-                if isinstance(action, (*_UNDO_ACTIONS, Inspect, KernelNames)):
+                if isinstance(action, (*_UNDO_ACTIONS, Inspect, KernelNames, ImportSource)):
                     # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
                     book.timings.execute += time.perf_counter() - started
             action = loop.send(result)

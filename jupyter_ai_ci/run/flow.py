@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from jupyter_ai_ci.context import failure, kernelsecrets, snapshot, stepnames
+from jupyter_ai_ci.context import failure, importsource, kernelsecrets, snapshot, stepnames
 from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
@@ -50,6 +50,10 @@ class InProcessKernel:
     def names(self) -> tuple[tuple[str, str], ...]:
         """What the kernel's names stand for now, after a step (context/stepnames.py)."""
         return risky_bindings(self.shell.user_ns, self.shell)
+
+    def import_source(self, module: str) -> str:
+        """"" when ``import module`` loads an installed module here (context/importsource.py)."""
+        return importsource.shadowing(module)
 
     def inspect(self, action: Inspect) -> FailureNotes:
         error = getattr(self.shell, LAST_FAILURE, None)
@@ -91,6 +95,15 @@ class RemoteKernel:
         except Exception:  # noqa: BLE001 - the step's code is read instead
             return None
 
+    async def aimport_source(self, module: str) -> str:
+        """"" when ``import module`` loads an installed module in the kernel; otherwise why not
+        (a kernel that cannot say is a reason too: the model is asked instead)."""
+        try:
+            reply = await asyncio.wait_for(self.evaluate(importsource.expression(module)), self.timeout)
+        except Exception:  # noqa: BLE001 - said, and the import is left to the model
+            return importsource.cannot_say(module)
+        return importsource.from_reply(reply, module)
+
     async def asecrets(self) -> Sequence[str]:
         """The secrets the kernel holds now (``context.kernelsecrets``); none if it cannot say."""
         try:
@@ -119,7 +132,8 @@ def run_sync(run: Run, kernel: InProcessKernel, executor: Executor, reporter: Re
     timings.total += time.perf_counter() - started
     try:
         outcome = drive(loop, model, executor, reporter or SilentReporter(), timings, approver=asker,  # type: ignore[arg-type]
-                        inspector=kernel.inspect, watch=lambda: run.keep(kernel.secrets()), namer=kernel.names)
+                        inspector=kernel.inspect, watch=lambda: run.keep(kernel.secrets()), namer=kernel.names,
+                        importer=kernel.import_source)
     except BaseException:
         run.abandoned(model)
         raise
@@ -146,7 +160,8 @@ async def run_async(run: Run, kernel: RemoteKernel, executor: AsyncExecutor, rep
 
     try:
         outcome = await adrive(loop, model, executor, reporter, timings, approver=run.approver(approver),
-                               inspector=kernel.ainspect, watch=watch, namer=kernel.anames)
+                               inspector=kernel.ainspect, watch=watch, namer=kernel.anames,
+                               importer=kernel.aimport_source)
     except BaseException:  # Stop (cancelled), Ctrl-C, an endpoint that failed mid-run
         run.abandoned(model)
         raise

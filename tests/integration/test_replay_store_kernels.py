@@ -65,3 +65,42 @@ def test_two_kernels_in_one_folder_keep_every_record(model_server: ScriptedOpenA
             assert r.status == "ok", r.stderr + r.stdout
             assert r.shown.count("replayed — generated") == N, r.shown
         assert len(model_server.requests) == 2 * N
+
+
+def test_planted_names_at_a_requests_record_neither_hang_nor_exhaust_a_real_kernel(
+        model_server: ScriptedOpenAIServer) -> None:
+    # Issue 38, item 2: a link to /dev/zero at the record's path was read without end (MemoryError
+    # under a 1.5 GB limit), a named pipe there kept the kernel busy for good.  Every cell has a
+    # deadline, so a regression fails here (and the kernel is shut down) instead of hanging.
+    import os
+
+    from .kernel_helpers import ask_kernel
+
+    model_server.script(*["```python\ntotal = 40 + 2\n```"] * 3)
+    with ask_kernel(model_server.base_url) as kc:
+        cwd = Path(run_cell(kc, "import os; print(os.getcwd(), end='')").stdout)
+        assert run_cell(kc, "%%ask --no-answer\nset total").status == "ok"
+        [record] = (cwd / ".jupyter-ai-ci-replay").glob("*.json")
+        # Reading /dev/zero fails at this limit; everything the run needs is imported already.
+        limit = ("import resource\nvm = int([l.split()[1] for l in open('/proc/self/status') "
+                 "if l.startswith('VmSize:')][0]) * 1024\n"
+                 "resource.setrlimit(resource.RLIMIT_AS, (vm + (1536 << 20), resource.RLIM_INFINITY))\n"
+                 "del total")  # the request names it: gone, so the key is the first run's again
+        assert run_cell(kc, limit).status == "ok"
+
+        record.unlink()
+        record.symlink_to("/dev/zero")
+        linked = run_cell(kc, "%%ask --no-answer --new\nset total", timeout=60)
+        assert linked.status == "ok", linked.stderr + linked.shown
+        assert f"the replay record {record.name} is a symbolic link, not a record file: it was not read" \
+            in linked.shown, linked.shown
+        assert len(model_server.requests) == 2 and os.readlink(f"{record}.not-read") == "/dev/zero"
+
+        assert run_cell(kc, "del total").status == "ok"
+        record.unlink()  # the record the run above kept, replaced by a pipe nobody writes
+        os.mkfifo(record)
+        piped = run_cell(kc, "%%ask --no-answer --new\nset total", timeout=30)
+        assert piped.status == "ok", piped.stderr + piped.shown
+        assert f"the replay record {record.name} is a named pipe, not a record file" in piped.shown, piped.shown
+        assert len(model_server.requests) == 3
+        assert run_cell(kc, "print(total)").stdout == "42\n"

@@ -227,3 +227,104 @@ def test_clear_forgets_every_record(tmp_path: Path) -> None:
     for i in range(5):
         store.put(record(f"k{i}"))
     assert store.clear() == 5 and store.all() == [] and ReplayStore(tmp_path / "r").all() == []
+
+
+# ---- planted names (issue 38, item 2): a store that cannot be used against its reader ----------
+
+def finishes(fn, pipes: tuple[Path, ...] = (), seconds: float = 10.0):  # type: ignore[no-untyped-def]
+    """``fn()`` within ``seconds``, or the test fails (never hangs): a reader stuck on a planted
+    pipe is let go by opening the pipe's other end, so the regression shows as a failure."""
+    done: list[object] = []
+    thread = threading.Thread(target=lambda: done.append(fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for pipe in pipes:  # a reader blocked in open() counts as a reader: this open succeeds
+            try:
+                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        thread.join(5)
+        raise AssertionError(f"still reading after {seconds:g} s: the store blocked on a planted name")
+    return done[0]
+
+
+def test_a_named_pipe_planted_as_a_record_is_set_aside_unopened(tmp_path: Path) -> None:
+    store = ReplayStore(tmp_path / "r")
+    store.put(record("k"))
+    (store.path / "k.json").unlink()
+    os.mkfifo(store.path / "k.json")  # nobody ever writes it: a plain open() waits for good
+    said: list[str] = []
+    fresh = ReplayStore(store.path, say=said.append)
+    assert finishes(lambda: fresh.get("k"), (store.path / "k.json",)) is None
+    assert said == ["· the replay record k.json is a named pipe, not a record file: it was not read, it is kept "
+                    "as k.json.not-read, and this request asks the model again\n"]
+    import stat
+    assert stat.S_ISFIFO(os.lstat(store.path / "k.json.not-read").st_mode)  # moved, as it was
+    assert fresh.put(record("k", "x = 2")) and ReplayStore(store.path).get("k") == record("k", "x = 2")
+    assert finishes(lambda: [r.key for r in ReplayStore(store.path).all()]) == ["k"]
+
+
+def test_a_link_to_dev_zero_is_never_followed_under_a_memory_limit(tmp_path: Path) -> None:
+    # In its own interpreter under 1.5 GB (as the report had it): a regression reads /dev/zero
+    # until MemoryError there, not in this process.
+    folder = tmp_path / "r"
+    ReplayStore(folder).put(record("k"))
+    (folder / "k.json").unlink()
+    (folder / "k.json").symlink_to("/dev/zero")
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))\n"
+              "from jupyter_ai_ci.notebook.replay import ReplayStore\n"
+              "store = ReplayStore(sys.argv[1])\n"
+              "assert store.get('k') is None and store.all() == []\n"
+              "print(store.notes[0])\n")
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ("the replay record k.json is a symbolic link, not a record file: it was not "
+                                   "read, it is kept as k.json.not-read, and this request asks the model again")
+    assert os.readlink(folder / "k.json.not-read") == "/dev/zero"  # the link itself, moved
+
+
+def test_a_link_to_a_good_record_elsewhere_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = ReplayStore(tmp_path / "elsewhere")
+    elsewhere.put(record("k", "planted = 1"))  # signed with this user's key: it would replay silently
+    folder = tmp_path / "r"
+    ReplayStore(folder).put(record("other"))
+    (folder / "k.json").symlink_to(elsewhere.path / "k.json")
+    store = ReplayStore(folder)
+    assert store.get("k") is None and "is a symbolic link" in store.notes[0]
+    assert (elsewhere.path / "k.json").is_file()  # what it pointed to is untouched
+
+
+def test_a_record_over_the_size_cap_is_not_read(tmp_path: Path) -> None:
+    from jupyter_ai_ci.notebook.store import MAX_RECORD_BYTES
+
+    store = ReplayStore(tmp_path / "r")
+    store.put(record("k"))
+    with open(store.path / "k.json", "wb") as f:  # sparse: no disk spent, any size
+        f.truncate(MAX_RECORD_BYTES + 1)
+    assert store.get("k") is None
+    assert store.notes == ["the replay record k.json is larger than 8 MB, not a record file: it was not read, "
+                           "it is kept as k.json.not-read, and this request asks the model again"]
+    # And one that would be over it is never written (it could not be read back).
+    assert not store.put(record("big", "x = '" + "a" * MAX_RECORD_BYTES + "'"))
+    assert store.notes[-1] == "this request's replay record was not kept: it is larger than 8 MB"
+
+
+def test_a_named_pipe_as_format_or_as_the_old_file_is_never_opened(tmp_path: Path) -> None:
+    folder = tmp_path / ".jupyter-ai-ci-replay"
+    ReplayStore(folder).put(record("k"))
+    (folder / "FORMAT").unlink()
+    os.mkfifo(folder / "FORMAT")
+    store = ReplayStore(folder)
+    assert finishes(lambda: (store.get("k"), store.put(record("j"))), (folder / "FORMAT",)) == (None, False)
+    assert store.notes == [f"the replay store {folder} is not usable: its FORMAT is a named pipe, not a file, and "
+                           "was not read; it is left as it is, and records are neither replayed nor kept (remove "
+                           "it, or set replay_file to another name)"]
+    old = tmp_path / "o.json"
+    os.mkfifo(old)
+    moved = ReplayStore(tmp_path / "o")
+    assert finishes(lambda: moved.all(), (old,)) == []
+    assert moved.notes == ["o.json is a named pipe, not a replay file, and was not read: its records were not "
+                           "moved into o/; it is kept as o.json.not-migrated"]
+    assert moved.put(record("k")) and moved.get("k") == record("k")

@@ -172,6 +172,9 @@ class SlowKernel:
     def names(self) -> tuple[tuple[str, str], ...]:
         return ()
 
+    def import_source(self, module: str) -> str:
+        return ""
+
 
 class ShowingReporter(SilentReporter):
     def model_text(self, text: str) -> None:

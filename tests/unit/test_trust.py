@@ -167,3 +167,33 @@ def test_an_answer_whose_numbers_the_output_shows_is_not_flagged() -> None:
 ])
 def test_which_numbers_count_as_shown(answer: str, shown: list[str], expected: tuple[str, ...]) -> None:
     assert unsupported_numbers(answer, shown) == expected
+
+
+def test_an_import_a_file_of_the_folder_would_shadow_is_left_to_the_model() -> None:
+    # The kernel says a file beside the notebook would be imported (context/importsource.py):
+    # no import is added, one line says why, and the NameError goes to the model as usual.
+    model, kernel, reporter = ScriptedClient([block("df = pd.DataFrame({'a': [1]})\ndf"), block("x = 1")]), \
+        Kernel(), Notices()
+    asked: list[str] = []
+
+    def importer(module: str) -> str:
+        asked.append(module)
+        return "pandas.py in this folder would shadow the installed package"
+
+    outcome = drive(agent_loop("do it", "ctx", LoopSettings()), model, kernel, reporter,  # type: ignore[arg-type]
+                    importer=importer)
+    assert outcome.status == "success" and asked == ["pandas"]
+    assert len(model.requests) == 2 and "NameError" in model.requests[1][-1].content
+    assert not any("import pandas" in code for code in kernel.ran)
+    said = [n.text for n in reporter.seen if n.kind == "install"]
+    assert said == ["not importing pandas automatically: pandas.py in this folder would shadow the installed package"]
+
+
+def test_the_kernel_is_asked_about_the_top_level_package() -> None:
+    model, kernel = ScriptedClient([block("plt.plot([1])")]), Kernel()
+    kernel.execute = lambda code: (kernel.ran.append(code), ExecutionResult(  # type: ignore[method-assign]
+        error=ErrorInfo("NameError", "name 'plt' is not defined", "NameError", 1)) if "import" not in code
+        else ExecutionResult())[1]
+    asked: list[str] = []
+    drive(agent_loop("do it", "ctx", LoopSettings()), model, kernel, importer=lambda m: asked.append(m) or "")  # type: ignore[arg-type, func-returns-value]
+    assert asked == ["matplotlib.pyplot"] and kernel.ran[-1].startswith("import matplotlib.pyplot as plt\n")
