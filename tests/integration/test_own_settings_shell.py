@@ -49,6 +49,15 @@ def magics(ip: Any) -> Any:
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
+def test_code_that_changes_the_settings_is_asked_about(
+        ip: Any, model_server: ScriptedOpenAIServer, magics: Any, route: str) -> None:
+    said = refused(ip, model_server, ROUTES[route])
+    assert "settings" in said or "environment" in said, said
+    assert magics.policy == "ask-risky" and list(magics.allow) == []
+    assert os.environ["OPENAI_BASE_URL"] == model_server.base_url
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
 def test_a_change_that_ran_anyway_does_not_reach_the_next_request(
         ip: Any, model_server: ScriptedOpenAIServer, magics: Any, tmp_path: Path, route: str,
         capsys: pytest.CaptureFixture[str]) -> None:
