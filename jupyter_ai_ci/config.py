@@ -39,6 +39,17 @@ class JSONValue(AnyTrait):
 # The environment variables that hold the model's key: kernels a driver starts do not get them
 # (AICISettings.keep_key_from_kernels); the driver's own process calls the model.
 KEY_VARIABLES = ("OPENAI_API_KEY",)
+# The environment variables a request reads: where it goes (the endpoint, the key, the model and
+# the proxies the client honours), which replay records count as the person's, and the notebook's
+# folder that writes are judged from.  Generated code that sets one is asked about
+# (safety/ownsettings.py), and the magic puts it back after the request (drivers/own_settings.py).
+SETTINGS_ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_API_KEY", MODEL_ENV, "JUPYTER_AI_CI_REPLAY_KEY_FILE",
+                        "JUPYTER_AI_CI_CACHE", "JUPYTER_AI_CI_KEY_KEPT", "JPY_SESSION_NAME", "HTTP_PROXY",
+                        "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "SSL_CERT_FILE",
+                        "SSL_CERT_DIR")
+SETTINGS_ENV_PREFIXES = ("OPENAI_", "JUPYTER_AI_CI_")  # the SDK's other variables, and any of ours
+# The configuration sections the magic's settings are read from (``AskMagics.section_names()``).
+SETTINGS_SECTIONS = ("AskMagics", "AICISettings", "Magics", "Configurable")
 
 
 class AICISettings(Configurable):

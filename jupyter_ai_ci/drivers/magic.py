@@ -22,6 +22,7 @@ from IPython.core.display_functions import display
 from jupyter_ai_ci.core.usage import render
 from jupyter_ai_ci.drivers import magic_undo
 from jupyter_ai_ci.drivers.magic_view import RichReporter
+from jupyter_ai_ci.drivers.own_settings import OwnSettings
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, NotAnswered, PolicyRefused, RetriesExhausted, UsageProblem
 from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
@@ -93,11 +94,13 @@ class MagicDriver:
     """The work of ``%%ask``, ``%ask_usage`` and ``%ask_replay`` for one ``AskMagics``:
     ``settings`` is that instance, read at each call, so ``%config`` applies at once."""
 
-    def __init__(self, settings: AICISettings, shell: Any) -> None:
+    def __init__(self, settings: AICISettings, shell: Any, own: OwnSettings | None = None) -> None:
         try:  # jupyter_ai_ci_config.py, under ipython_config.py and %config
             apply_shared(settings, getattr(shell, "config", {}))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        self.own = own if own is not None else OwnSettings(settings)
+        self.own.take()  # the person's, before any generated code ran: every request reads them
         self.settings = settings
         self.shell = shell
         self.session = Session(settings)  # conversation, usage, model clients: see run/session.py
@@ -122,6 +125,11 @@ class MagicDriver:
 
     def ask(self, args: Namespace, cell: str | None) -> None:
         """``%%ask`` / ``%ask`` with its arguments parsed (the help is ``AskMagics.ask``'s)."""
+        # It starts and ends with the person's settings: what generated code changes is put back.
+        with self.own.request(self.shell, lambda text: print(text, end="")):
+            self._ask(args, cell)
+
+    def _ask(self, args: Namespace, cell: str | None) -> None:
         request = (cell if cell is not None else " ".join(args.request)).strip()
         # Read before the generated code runs (its cells reset it): IPython 9 steps
         # shell.execution_count before a cell runs and IPython 8 after, the cell's result has it.

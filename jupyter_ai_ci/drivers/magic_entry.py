@@ -24,6 +24,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.tracker import forget, tracker_for
+from jupyter_ai_ci.drivers.own_settings import OwnSettings
 
 if TYPE_CHECKING:
     from jupyter_ai_ci.core.usage import UsageLog
@@ -40,6 +41,8 @@ class AskMagics(Magics, AICISettings):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._driver: MagicDriver | None = None
+        # The person's values, which every request reads; generated code's changes are put back.
+        self._own = OwnSettings(self)
         if shell is not None:
             tracker_for(shell)  # from now on, assignment order, errors and displays are recorded
 
@@ -48,7 +51,7 @@ class AskMagics(Magics, AICISettings):
         if self._driver is None:
             from jupyter_ai_ci.drivers.magic import MagicDriver
 
-            self._driver = MagicDriver(self, self.shell)
+            self._driver = MagicDriver(self, self.shell, self._own)
         return self._driver
 
     # What tests and bench/ read from the registered instance; each loads the implementation.

@@ -10,7 +10,6 @@ immediate refusal: never a wait nobody can answer.
 
 from __future__ import annotations
 
-import builtins
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -94,6 +93,14 @@ class StdinApprover:
         except (AttributeError, ValueError, OSError):  # a closed or replaced stdin: nobody to ask
             return False
 
+    def _ask(self, prompt: str) -> str:
+        """The person's answer: a kernel asks its frontend itself, the terminal reads its stdin.
+        Never through ``builtins.input``, which the code being asked about could have replaced
+        with ``lambda *a: 'y'`` (ipykernel binds it to the same ``raw_input`` for each cell)."""
+        kernel = getattr(self.shell, "kernel", None)
+        raw_input = getattr(kernel, "raw_input", None)
+        return str(raw_input(prompt)) if callable(raw_input) else input(prompt)  # ours (pristine.py)
+
     def approve(self, request: AskApproval) -> Approval:
         if not self.can_ask():
             return Approval(False, nobody_to_ask(request))
@@ -106,7 +113,7 @@ class StdinApprover:
                 self.say(f"   - {reason}\n")
             prompt = "Run this code? [y/N] "
         try:
-            answer = builtins.input(prompt)
+            answer = self._ask(prompt)
         except (EOFError, OSError, RuntimeError) as exc:
             # ipykernel raises StdinNotImplementedError (a RuntimeError) without stdin.
             if isinstance(exc, EOFError):  # Ctrl-D at the prompt: the refusal goes on a line of its own

@@ -18,7 +18,7 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
-from jupyter_ai_ci.safety import sql, writes
+from jupyter_ai_ci.safety import ownsettings, sql, writes
 from jupyter_ai_ci.safety.astutil import (
     NAMESPACE_LOOKUPS,
     Scope,
@@ -36,7 +36,7 @@ MODES: tuple[Mode, ...] = ("auto", "ask-risky", "ask")
 
 @dataclass(frozen=True)
 class Risk:
-    kind: str  # process, delete, write, network, eval, ctypes, exit, modules, builtins, shell
+    kind: str  # process, delete, write, network, eval, ctypes, exit, modules, builtins, shell, settings
     name: str  # what was called, e.g. "subprocess.run", "%system", "open(w)"
     why: str
     line: int = 0
@@ -124,6 +124,8 @@ def _scope_risks(scope: Scope) -> tuple[list[Risk], set[str]]:
     for node in scope.nodes:
         if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
             risks.extend(_node_risks(node, scope, calls))
+    # The magic's settings, its object and our package: the person's, never the model's (#38).
+    risks.extend(Risk(ownsettings.KIND, what, why, line) for what, why, line in ownsettings.reach_findings(scope))
     return risks, calls
 
 
@@ -156,10 +158,14 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
                 magic = magic.lstrip("%").split(" ", 1)[0]
             if magic in RISKY_MAGICS:
                 return [Risk("write" if magic in WRITE_MAGICS else "shell", f"%{magic}", RISKY_MAGICS[magic], line)]
+            if settings := ownsettings.magic_findings(magic, _magic_line(node, name)):
+                return [Risk(ownsettings.KIND, what, why, line) for what, why in settings]
             dropped = sql.magic_findings(node, scope) if magic == "sql" else []
             return [Risk("delete", "%sql", why, line) for why in dropped]
         if name in ("getattr", "importlib.import_module", "__import__", "importlib.__import__"):
             return _lookup_risks(node, name, scope, line)
+        if settings := ownsettings.call_findings(node, name, scope):
+            return [Risk(ownsettings.KIND, what, why, line) for what, why in settings]
         found = writes.write_findings(node, name, scope)
         if found is not None:
             return [Risk(f.kind, f.name or name, f.why, line) for f in found]
@@ -182,6 +188,8 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
     for target in targets:
+        if settings := ownsettings.target_findings(target, scope):
+            return [Risk(ownsettings.KIND, what, why, line) for what, why in settings]
         base = target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else None
         name = dotted(base, aliases) if base is not None else None
         if name == "sys.modules" or (name or "").startswith("sys.modules."):
@@ -189,6 +197,15 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
         if name in ("builtins", "__builtins__") or root_name(target) == "__builtins__":
             return [Risk("builtins", f"{name}", "changes Python's builtins", line)]
     return []
+
+
+def _magic_line(node: ast.Call, name: str) -> str | None:
+    """The line a magic is given (None: computed at run time): ``run_line_magic(m, LINE)``, the old
+    ``magic('m LINE')``."""
+    if name == "get_ipython().magic":
+        text = literal_str(node.args[0])
+        return None if text is None else (text.lstrip("%").split(" ", 1) + [""])[1]
+    return literal_str(node.args[1]) if len(node.args) > 1 else ""
 
 
 def computed_lookup(node: ast.AST, aliases: dict[str, str]) -> bool:

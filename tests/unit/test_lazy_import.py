@@ -17,7 +17,8 @@ from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 # What load_ext may import of ours: the package, the settings, the light magics and the kernel tracker.
 EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.context", "jupyter_ai_ci.context.tracker",
-                 "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry"]
+                 "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry",
+                 "jupyter_ai_ci.drivers.own_settings", "jupyter_ai_ci.pristine"]
 # The run stack, and what it pulls in; none of it belongs to loading.
 FORBIDDEN = ("asyncio", "openai", "httpx", "httpx2", "urllib.request", "jupyter_ai_ci.core.loop", "jupyter_ai_ci.run",
              "jupyter_ai_ci.model", "jupyter_ai_ci.context.kernel_state")
