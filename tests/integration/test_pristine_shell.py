@@ -40,9 +40,11 @@ def restored() -> Iterator[None]:
 def test_a_candidate_that_patches_builtins_does_not_change_the_vote(
         ip: Any, model_server: ScriptedOpenAIServer, restored: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert ip.run_cell("%config AskMagics.policy = 'auto'").success  # the person's: it all runs
-    model_server.script(py(PATCH), py("print(76)"))
+    # Both candidates patch: each is rolled back before the next (the transaction restores
+    # builtins), and the committed winner's patch is live while the vote is counted.
+    model_server.script(py(PATCH), py(PATCH))
     assert ip.run_cell("%%ask --candidates 3 --no-answer\nHow many answered yes?").success
-    # The patch is live (nothing restored builtins): it is our code that did not use it.
+    # The winner's patch is live: it is our code that did not use it.
     assert builtins.sum is not pristine.OWN["sum"] and builtins.len is not pristine.OWN["len"]
     out = capsys.readouterr().out
     assert "✓ done · 2 of 2 candidates agree" in out and "999 of" not in out
