@@ -16,6 +16,7 @@ another process -- is not seen; docs/safety.md says so.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -61,6 +62,14 @@ def install() -> None:
     if not _installed:
         sys.addaudithook(_hook)
         _installed = True
+
+
+@functools.lru_cache(maxsize=1)  # resolved once: every attempt makes a journal
+def _ignored() -> tuple[str, ...]:
+    """Caches and temporary files outside the folder (matplotlib's font cache, joblib's
+    temporary files): saying each would bury what matters."""
+    places = (tempfile.gettempdir(), "~/.cache", "~/.matplotlib", "~/.ipython", "~/.local/share/jupyter", "/dev")
+    return tuple(_realpath(os.path.expanduser(p)) for p in places)
 
 
 @dataclass
@@ -256,12 +265,6 @@ def _short(real: str, roots: tuple[str, ...]) -> str:
             return os.path.relpath(real, root)
     return real
 
-
-def _ignored() -> tuple[str, ...]:
-    """Caches and temporary files outside the folder (matplotlib's font cache, joblib's
-    temporary files): saying each would bury what matters."""
-    places = (tempfile.gettempdir(), "~/.cache", "~/.matplotlib", "~/.ipython", "~/.local/share/jupyter", "/dev")
-    return tuple(_realpath(os.path.expanduser(p)) for p in places)
 
 
 _PREFIX = "jupyter-ai-ci-undo-"

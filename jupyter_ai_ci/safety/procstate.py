@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import os
 # Bound here, once: code in the kernel that patches ``builtins.sorted`` cannot change what we read.
-from builtins import delattr, dict, isinstance, list, set, setattr, sorted, type, vars  # noqa: UP029
+from builtins import all, delattr, dict, isinstance, len, list, set, setattr, sorted, type, vars  # noqa: UP029
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -87,8 +87,8 @@ def _skip(module: ModuleType, key: str) -> bool:
 def diff(before: ProcessState) -> list[Change]:
     """What changed since ``before``, in the order a person reads it."""
     changes: list[Change] = []
-    env = os.environ
-    for key in sorted(set(before.environ) | set(env)):
+    env = dict(os.environ)
+    for key in sorted(set(before.environ) | set(env)) if env != before.environ else ():
         old, new = before.environ.get(key, _ABSENT), env.get(key, _ABSENT)
         if old != new:
             changes.append(Change(f"os.environ[{key!r}]", "env", key, old, new))
@@ -96,6 +96,8 @@ def diff(before: ProcessState) -> list[Change]:
         changes.append(Change("sys.path", "path", "", before.path, list(sys.path)))
     for name, (module, then) in before.attrs.items():
         now = _BUILTINS if module is builtins else vars(module)
+        if len(now) == len(then) and all(now.get(k, _ABSENT) is v for k, v in then.items()):
+            continue  # the common case, decided in one pass
         for key in sorted(set(then) | set(now)):
             old, new = then.get(key, _ABSENT), now.get(key, _ABSENT)
             if old is not new and not _skip(module, key):

@@ -15,10 +15,13 @@ What could not be copied is said, never silently skipped.
 from __future__ import annotations
 
 import copy
+import itertools
+import operator
 import os
 import re
 import sys
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,10 +224,10 @@ class Transaction:
         def mine(name: str) -> bool:
             return not only_changed or name in self.changed
 
-        dropped = sorted(n for n in list(self.ns) if n not in self.bindings and not _ipython_name(n) and mine(n))
+        dropped = sorted(n for n in self.ns.keys() - self.bindings.keys() if not _ipython_name(n) and mine(n))
         for name in dropped:
             del self.ns[name]
-        rebound = [n for n, v in self.bindings.items() if self.ns.get(n, _MISSING) is not v and mine(n)]
+        rebound = [n for n in _differ(self.bindings, self.ns) if mine(n)]
         for name in rebound:
             self.ns[name] = self.bindings[name]
         failed: list[str] = []
@@ -274,10 +277,10 @@ class Transaction:
             self.commit()
             return None
         after = _MISSING
-        created = {n: v for n, v in self.ns.items()
-                   if n not in self.bindings and not _ipython_name(n) and not n.startswith("__")}
-        rebound = {n: (old, self.ns.get(n, after)) for n, old in self.bindings.items()
-                   if self.ns.get(n, after) is not old and not _ipython_name(n)}
+        created = {n: self.ns[n] for n in sorted(self.ns.keys() - self.bindings.keys())
+                   if not _ipython_name(n) and not n.startswith("__")}
+        rebound = {n: (self.bindings[n], self.ns.get(n, after)) for n in _differ(self.bindings, self.ns)
+                   if not _ipython_name(n)}
         self.journal.stop()
         if self.sealed is None:
             self.journal.seal()
@@ -305,6 +308,14 @@ class Transaction:
 
 
 _MISSING: Any = object()
+
+
+def _differ(before: dict[str, Any], ns: MutableMapping[str, Any]) -> Iterator[str]:
+    """The names whose binding is not the object it was (deleted ones too).  Compared in C:
+    IPython's history names (``_i7``, ``_7`` …) make a namespace grow with every cell run, and
+    a loop in Python over them was a cost that grew with the notebook."""
+    names = list(before)
+    return itertools.compress(names, map(operator.is_not, before.values(), map(ns.get, names, repeat(_MISSING))))
 
 
 @dataclass
