@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from jupyter_ai_ci.context.privacy import SECRET_VALUE
-from jupyter_ai_ci.context.secretnames import MASK, is_secret_name
+from jupyter_ai_ci.context.secretnames import MASK, holds_secret, is_secret_name
 
 MAX_COLUMNS = 40  # columns listed with dtypes in a full description
 COMPACT_COLUMNS = 8  # column names in a one-line description
@@ -97,11 +97,14 @@ def _frame(name: str, obj: Any, full: bool) -> str:
     try:  # the sample formats user objects: its failure must not cost the schema
         head = obj.head(SAMPLE_ROWS)
         head = head.iloc[:, : len(columns)] if pandas and ncols > len(columns) else head
+        # A column named like a secret (password, api_key …) shows its name, never its values.
+        hidden = {i for i, c in enumerate(columns) if isinstance(c, str) and holds_secret(c)}
         if pandas:  # one conversion, not itertuples' one lookup per column
             rows = zip(head.index.tolist(), head.to_numpy(dtype=object).tolist(), strict=False)
-            sample = _table(columns, ((index, *values) for index, values in rows))
+            sample = _table(columns, ((index, *(MASK if i in hidden else v for i, v in enumerate(values)))
+                                      for index, values in rows))
         else:
-            sample = str(head)
+            sample = str(head) if not hidden else "(not shown: it has a column named like a secret)"
         lines.append("  first rows:\n" + "\n".join(
             "    " + line for line in _short(sample, MAX_SAMPLE_CHARS).splitlines()))
     except Exception:

@@ -151,3 +151,39 @@ def test_an_idle_server_stops_and_removes_its_log_then_restarts(no_endpoint: Non
     assert again is not server and again.alive and again_log is not None and again_log.is_file()
     local.stop_all()  # at exit too
     assert not again.alive and not again_log.exists()
+
+
+def running(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone, only not yet reaped
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_a_kernel_killed_mid_generation_takes_its_server_down_within_5_s(no_endpoint: None, tmp_path: Path) -> None:
+    """Review #38, item 6: killed while the server worked on its request, the kernel left the
+    server generating for minutes (SIGTERM waits for the reply in flight)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    km, kc = start_kernel(env, cwd=str(tmp_path))
+    try:
+        assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+        pid = km.provisioner.process.pid
+        kc.execute("%%ask --retries 0\nWrite a pandas tutorial with twenty numbered examples, each with code.")
+        deadline = time.monotonic() + 120
+        server = ""
+        while not server and time.monotonic() < deadline:
+            children = subprocess.run(["pgrep", "-P", str(pid), "-f", "llama_cpp.server"],
+                                      capture_output=True, text=True).stdout.split()
+            server = children[0] if children else ""
+            time.sleep(0.2)
+        assert server, "the kernel did not start the local model server"
+        time.sleep(6)  # loaded, and working on the request
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        while time.monotonic() - killed < 5 and running(server):
+            time.sleep(0.1)
+        assert not running(server), "the server outlived its killed kernel by more than 5 s"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -128,3 +128,14 @@ def test_secret_names_and_values_are_hidden() -> None:
     config = {"user": "ann", "password": "hunter2", "token": "abc"}
     text = describe("config", config, full=True)
     assert "hunter2" not in text and "abc" not in text and "'user': 'ann'" in text
+
+
+def test_values_of_a_column_named_like_a_secret_never_go_in_the_sample() -> None:
+    """Review #38, item 7: a preview showed the values of ``password`` and ``api_key`` columns."""
+    users = pd.DataFrame({"user": ["ann", "bob"], "password": ["hunter2-secret", "pa55word-bob"],
+                          "api_key": ["sk-live-abcdef123456", "sk-live-zyx987654321"], "key_count": [3, 4]})
+    text = describe("users", users, full=True)
+    assert "password" in text and "api_key" in text  # the names: what the model needs to write code
+    for value in ("hunter2-secret", "pa55word-bob", "sk-live-abcdef123456", "sk-live-zyx987654321"):
+        assert value not in text
+    assert "***" in text and "ann" in text and "3" in text  # the other columns as before
