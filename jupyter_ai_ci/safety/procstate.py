@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from jupyter_ai_ci.safety import globalstate
+
 _ABSENT: Any = object()
 # builtins that IPython itself puts in and takes out around every cell (its BuiltinTrap), and
 # the last result: never ours to restore.
@@ -40,6 +42,7 @@ class ProcessState:
     environ: dict[str, str]
     path: list[Any]
     attrs: dict[str, tuple[ModuleType, dict[str, Any]]]  # "pandas" -> (module, its dict then)
+    states: dict[str, Any]  # what libraries keep for the whole process (globalstate.py), by label
 
 
 @dataclass
@@ -47,11 +50,12 @@ class Change:
     """One thing the attempt changed: ``label`` as the person reads it, and how to put it back."""
 
     label: str  # "os.environ['UNDO_T']", "sys.path", "builtins.sum"
-    kind: str  # "env", "path", "attr"
+    kind: str  # "env", "path", "attr", "state"
     key: str  # the variable, or the attribute's name
     before: Any
     after: Any
     module: ModuleType | None = None
+    holder: globalstate.Holder | None = None
 
 
 @dataclass
@@ -73,9 +77,9 @@ def named_modules(names: Iterable[str], ns: Mapping[str, Any]) -> dict[str, Modu
     return found
 
 
-def take(modules: Mapping[str, ModuleType]) -> ProcessState:
+def take(modules: Mapping[str, ModuleType], code: str = "") -> ProcessState:
     attrs = {name: (m, dict(_BUILTINS if m is builtins else vars(m))) for name, m in modules.items()}
-    return ProcessState(dict(os.environ), list(sys.path), attrs)
+    return ProcessState(dict(os.environ), list(sys.path), attrs, globalstate.take(code))
 
 
 def _skip(module: ModuleType, key: str) -> bool:
@@ -102,6 +106,8 @@ def diff(before: ProcessState) -> list[Change]:
             old, new = then.get(key, _ABSENT), now.get(key, _ABSENT)
             if old is not new and not _skip(module, key):
                 changes.append(Change(f"{name}.{key}", "attr", key, old, new, module))
+    for holder, old, new in globalstate.changed(before.states):
+        changes.append(Change(holder.label, "state", holder.label, old, new, holder=holder))
     return changes
 
 
@@ -110,20 +116,25 @@ def _current(change: Change) -> Any:
         return os.environ.get(change.key, _ABSENT)
     if change.kind == "path":
         return list(sys.path)
+    if change.holder is not None:
+        module = sys.modules.get(change.holder.module)
+        return change.holder.get(module) if module is not None else _ABSENT
     assert change.module is not None
     space = _BUILTINS if change.module is builtins else vars(change.module)
     return space.get(change.key, _ABSENT)
 
 
-def _same(a: Any, b: Any, kind: str) -> bool:
-    return a == b if kind in ("env", "path") else a is b
+def _same(change: Change, now: Any) -> bool:
+    if change.holder is not None:
+        return now is not _ABSENT and change.holder.same(now, change.after)
+    return bool(now == change.after) if change.kind in ("env", "path") else now is change.after
 
 
 def restore(changes: Iterable[Change]) -> Restored:
     """Put each change's ``before`` back where the value is still its ``after``."""
     out = Restored()
     for change in changes:
-        if not _same(_current(change), change.after, change.kind):
+        if not _same(change, _current(change)):
             out.kept.append(f"{change.label} (changed since; not restored)")
             continue
         try:
@@ -144,6 +155,8 @@ def _put(change: Change) -> None:
             os.environ[change.key] = old
     elif change.kind == "path":
         sys.path[:] = old  # the same list object: importlib's caches hold it
+    elif change.holder is not None:
+        globalstate.put(change.holder, old)
     else:
         assert change.module is not None
         space = _BUILTINS if change.module is builtins else change.module

@@ -137,9 +137,10 @@ class Transaction:
     process: procstate.ProcessState | None = None
     journal: Journal | None = None
     sealed: list[procstate.Change] | None = None  # what the attempt had changed when it ended
+    _code: str = ""
 
     def _begin_outside(self) -> None:
-        self.process = procstate.take(procstate.named_modules(self.changed, self.ns))
+        self.process = procstate.take(procstate.named_modules(self.changed, self.ns), self._code)
         if self.journal is not None:
             self.journal.discard()
         self.journal = Journal(tuple(dict.fromkeys(_roots(self.cwd))), self.file_cap)
@@ -165,6 +166,7 @@ class Transaction:
         self.changed = may_change(blocks)
         self.cwd = _cwd()
         self.moves = any(_MOVES.search(code) for code in blocks)
+        self._code = "\n".join(blocks)
         self._begin_outside()
         not_saved: list[str] = []
         chosen = {name: self.ns[name] for name in sorted(self.changed)

@@ -247,3 +247,17 @@ def test_a_file_over_the_cap_is_said_at_the_requests_end(
     capsys.readouterr()
     assert ip.run_cell("%%ask --no-answer\nAppend y", store_history=True).success
     assert "undo cannot restore: changed big.bin (4.9 KB, over the 1000 B cap)" in capsys.readouterr().out
+
+
+def test_a_display_option_left_by_one_candidate_cannot_make_the_next_agree(
+        ip: Any, folder: Path, model_server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """State a library keeps for the process (pandas' options): no variable shows it, and before
+    it was undone the second candidate printed the first one's truncated frame, and agreed."""
+    ip.run_cell("import pandas as pd\ndf = pd.DataFrame({'x': range(10, 20)})", store_history=True)
+    model_server.script(py("pd.set_option('display.max_rows', 4)\nprint(df)"), py("print(df)"))
+    try:
+        assert ip.run_cell("%%ask --candidates 2 --no-answer\nShow df", store_history=True).success
+        out = capsys.readouterr().out
+        assert "2 of 2 candidates agree" not in out and "candidates disagree" in out
+    finally:
+        ip.run_cell("pd.reset_option('display.max_rows')")

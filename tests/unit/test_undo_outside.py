@@ -263,3 +263,31 @@ def test_a_link_put_in_a_files_place_is_replaced_not_followed(folder: Path, tmp_
     attempt(f"import os\nos.remove('data.txt')\nos.symlink({str(outside)!r}, 'data.txt')")
     assert not (folder / "data.txt").is_symlink() and (folder / "data.txt").read_text() == "data"
     assert outside.read_text() == "outside"
+
+
+@pytest.mark.parametrize("code, check", [
+    ("import random\nrandom.seed(7)", "random.random()"),
+    ("import numpy as np\nnp.random.seed(7)", "np.random.rand()"),
+    ("import numpy as np\nnp.seterr(all='raise')", "np.geterr()['divide']"),
+    ("import pandas as pd\npd.set_option('display.max_rows', 3)", "pd.get_option('display.max_rows')"),
+    ("import matplotlib\nmatplotlib.rcParams['lines.linewidth'] = 9", "matplotlib.rcParams['lines.linewidth']"),
+    ("import warnings\nwarnings.simplefilter('error')", "len(warnings.filters)"),
+])
+def test_state_libraries_keep_for_the_process_comes_back(folder: Path, code: str, check: str) -> None:
+    """A seeded generator, a display option, rcParams: no variable shows them, every later cell sees them."""
+    import random
+    import warnings
+
+    import matplotlib
+    import numpy as np
+    import pandas as pd
+
+    names = {"random": random, "np": np, "pd": pd, "matplotlib": matplotlib, "warnings": warnings}
+    random.seed(1)
+    np.random.seed(1)
+    expected = eval(check, names)  # noqa: S307 -- the state as the request found it
+    random.seed(1)
+    np.random.seed(1)
+    _, report = attempt(code, dict(names))
+    assert eval(check, names) == expected  # noqa: S307
+    assert any(label.endswith(")") or label.startswith(("matplotlib", "warnings")) for label in report.restored)
