@@ -276,8 +276,10 @@ class Transaction:
         after = _MISSING
         created = {n: v for n, v in self.ns.items()
                    if n not in self.bindings and not _ipython_name(n) and not n.startswith("__")}
+        # Not the interpreter's names either: a warning (even an ignored one) may rebind
+        # __warningregistry__ in any later cell, and the undo took that for the person's change.
         rebound = {n: (old, self.ns.get(n, after)) for n, old in self.bindings.items()
-                   if self.ns.get(n, after) is not old and not _ipython_name(n)}
+                   if self.ns.get(n, after) is not old and not _ipython_name(n) and not n.startswith("__")}
         self.journal.stop()
         if self.sealed is None:
             self.journal.seal()
