@@ -45,9 +45,7 @@ def note_request(driver: Host, request_id: str, run: Run, result: Result, cells:
     stack = getattr(driver.shell, undostack.ATTRIBUTE, None)
     if not isinstance(stack, undostack.UndoStack):
         return ""
-    outcome = result.outcome
-    stack.note(request_id, {"request": run.shown or run.request, "thread": run.thread, "key": run.key,
-                            "cells": list(cells), "codes": [c.code for c in outcome.cells], "source": "magic"})
+    stack.note(request_id, undo.request_meta(run, result.outcome, cells, "magic"))
     return stack.notes.pop(request_id, "")
 
 

@@ -112,6 +112,7 @@ class FrontendExecutor:
         self._attempt: int | None = None
         self._failed = False  # the current attempt has raised
         self.cells: list[str] = []  # every cell left in the notebook by this run
+        self.undo_notes: list[str] = []  # "undo not kept: ..." from the kernel's commits
 
     def begin(self, action: Execute) -> None:
         """Told before each block which attempt and block it is (via the reporter)."""
@@ -189,7 +190,9 @@ class FrontendExecutor:
         return await self._transaction("rollback")
 
     async def acommit(self) -> None:
-        await self._transaction("commit")
+        report = await self._transaction("commit")
+        # Why the kernel kept no way back for the undo (it says so once, at the commit).
+        self.undo_notes += [n for n in report.not_saved if n not in self.undo_notes]
 
     async def ahold(self) -> TransactionReport:
         return await self._transaction("hold")

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.notebook.replay import ReplayStore
+from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session
 
 
@@ -27,6 +29,14 @@ class UndoResult:
 def _names(items: Sequence[str], limit: int = 8) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def request_meta(run: Run, outcome: Outcome, cells: Sequence[str], source: str) -> dict[str, Any]:
+    """The driver's part of a request's undo entry (``UndoStack.note``): what the line calls it,
+    the record and exchange to drop, the cells to take out, and its code (a later cell that is
+    only this code again is not "a change of yours")."""
+    return {"request": run.shown or run.request, "thread": run.thread, "key": run.key, "cells": list(cells),
+            "codes": [c.code for c in outcome.cells], "source": source}
 
 
 def finish(done: dict[str, Any], session: Session, store: ReplayStore | None) -> UndoResult:

@@ -88,13 +88,26 @@ def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str
     """``undo`` (the last ``n`` requests) or ``note`` (the driver's part of a request's entry)."""
     stack = undostack.stack_of(shell, limits.keep, limits.memory)
     if args["op"] == "note":
-        stack.note(str(args.get("request", "")), dict(args.get("meta") or {}))
-        return {}
+        request = str(args.get("request", ""))
+        stack.note(request, dict(args.get("meta") or {}))
+        # The panel's Undo button shows only for a request kept; its note says why one was not.
+        return {"kept": any(e.request == request for e in stack.entries), "note": stack.notes.pop(request, "")}
     tx = getattr(shell, ATTRIBUTE, None)
     busy = bool(getattr(tx, "open", False))
     done = stack.undo(max(1, int(args.get("n", 1))), shell.user_ns, undostack.history_of(shell), busy=busy,
                       only=str(args.get("only", "")))
     return asdict(done)
+
+
+def parse_json(user_expression: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON object an ``undo`` or ``note`` expression answered; None when the kernel could not."""
+    if user_expression.get("status") != "ok":
+        return None
+    try:
+        data = json.loads(ast.literal_eval(user_expression["data"]["text/plain"]))
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def parse(user_expression: dict[str, Any]) -> TransactionReport:

@@ -281,8 +281,10 @@ class Transaction:
         after = _MISSING
         created = {n: self.ns[n] for n in sorted(self.ns.keys() - self.bindings.keys())
                    if not _ipython_name(n) and not n.startswith("__")}
+        # Not the interpreter's names either: a warning (even an ignored one) may rebind
+        # __warningregistry__ in any later cell, and the undo took that for the person's change.
         rebound = {n: (self.bindings[n], self.ns.get(n, after)) for n in _differ(self.bindings, self.ns)
-                   if not _ipython_name(n)}
+                   if not _ipython_name(n) and not n.startswith("__")}
         self.journal.stop()
         if self.sealed is None:
             self.journal.seal()

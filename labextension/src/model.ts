@@ -20,7 +20,7 @@ import {
   METADATA_KEY,
   ServerMessage
 } from './tokens';
-import { finish, fromHistory, show } from './transcript';
+import { finish, fromHistory, show, undone } from './transcript';
 
 const PICKED_KEY = 'jupyter-ai-ci:model';
 const CANDIDATES_KEY = 'jupyter-ai-ci:candidates';
@@ -260,6 +260,34 @@ export class ChatModel {
     this._changed.emit();
   }
 
+  /**
+   * Undo the request that ended with ``entry`` (a done entry the kernel keeps a way back for):
+   * the server has the kernel take it back; ``undone`` says how, and its cells are taken out.
+   */
+  undo(entry: Entry): void {
+    const path = this._path;
+    if (entry.kind !== 'done' || !entry.undo || entry.undone || this.busy || path === null) {
+      return;
+    }
+    const target = this.bridge.target(path);
+    if (typeof target === 'string') {
+      this._chat(path).push({ kind: 'error', text: target });
+      this._changed.emit();
+      return;
+    }
+    const request = entry.undo;
+    this._undoing.add(request);
+    this._changed.emit();
+    this._withSocket(socket =>
+      socket.send(JSON.stringify({ type: 'undo', path: target.path, kernel_id: target.kernelId, request }))
+    );
+  }
+
+  /** Whether an Undo of this done entry was sent and has not been answered yet. */
+  undoing(entry: Entry): boolean {
+    return entry.kind === 'done' && !!entry.undo && this._undoing.has(entry.undo);
+  }
+
   /** Forget the shown notebook's conversation: in the panel and in the server. */
   clear(): void {
     const path = this._path;
@@ -393,8 +421,11 @@ export class ChatModel {
         return;
       case 'done':
         this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens), msg.tokens, msg.session,
-          msg.consensus);
+          msg.consensus, msg.undo);
         return;
+      case 'undone':
+        this._undone(msg);
+        break;
       default: {
         const target = this._target;
         if (!target || !show(this._chat(target.path), msg, target.path)) {
@@ -403,6 +434,21 @@ export class ChatModel {
       }
     }
     this._changed.emit();
+  }
+
+  /** An Undo's answer: the line in the chat of its notebook, the undone cells taken out. */
+  private _undone(msg: Extract<ServerMessage, { type: 'undone' }>): void {
+    if (typeof msg.request === 'string') {
+      this._undoing.delete(msg.request);
+    }
+    const path = typeof msg.path === 'string' && msg.path ? msg.path : this._path;
+    if (path === null) {
+      return;
+    }
+    const cells = undone(this._chat(path), msg);
+    if (cells.length > 0) {
+      this.bridge.deleteGenerated(path, cells);
+    }
   }
 
   private async _execute(msg: Extract<ServerMessage, { type: 'execute' }>): Promise<void> {
@@ -438,7 +484,8 @@ export class ChatModel {
     live = false,
     tokens?: unknown,
     session?: unknown,
-    consensus?: unknown
+    consensus?: unknown,
+    undo?: unknown
   ): void {
     const target = this._target;
     if (!target) {
@@ -457,7 +504,8 @@ export class ChatModel {
       consensus,
       // A chosen candidate that did not apply: the others offered here replace the applied
       // cells, which stay, not this run's (taken out below).
-      { request: this._request, path: target.path, ...(this._using && status !== 'success' ? { cells: this._replacing } : {}) }
+      { request: this._request, path: target.path, ...(this._using && status !== 'success' ? { cells: this._replacing } : {}) },
+      undo
     );
     if (status === 'success' && this._replacing.length > 0) {
       target.retire(this._replacing); // a failed regeneration leaves them
@@ -475,6 +523,8 @@ export class ChatModel {
   private _chats = new Map<string, Entry[]>();
   private _usage = new Map<string, ISessionUsage>();
   private _loaded = new Set<string>();
+  /** Requests whose Undo was sent and not answered yet (their button waits). */
+  private _undoing = new Set<string>();
   /** Notebooks whose next request starts a new conversation. */
   private _fresh = new Set<string>();
   private _path: string | null = null;

@@ -387,6 +387,11 @@ export class TrackerBridge implements INotebookBridge {
     return panel ? indexOf(panel, cellId) >= 0 : null;
   }
 
+  deleteGenerated(path: string, cellIds: readonly string[]): number {
+    const panel = this._open(path);
+    return panel && !panel.isDisposed ? deleteGeneratedCells(panel, [...cellIds]) : 0;
+  }
+
   reveal(path: string, cellId: string): boolean {
     const panel = this._open(path);
     const index = panel ? indexOf(panel, cellId) : -1;

@@ -120,7 +120,11 @@ export type ServerMessage =
       session?: unknown;
       /** Candidates that must agree: how sure, each group's result and code (untrusted). */
       consensus?: unknown;
-    };
+      /** The kernel keeps this request's way back: the done line offers Undo (untrusted). */
+      undo?: unknown;
+    }
+  /** What an Undo did (``drivers/server/undo.py``): its line, the cells to take out (untrusted). */
+  | { type: 'undone'; ok: unknown; message: unknown; cells?: unknown; request?: unknown; path?: unknown };
 
 /** A result the candidates' vote did not apply: "use this one" applies it (``model.use``). */
 export interface IOtherResult {
@@ -170,6 +174,9 @@ export type Entry =
       asked?: { request: string; path: string; cells?: string[] };
       /** The candidates disagreed (or none confirmed the result): shown as a warning, not a ✓. */
       unsure?: boolean;
+      /** The request the kernel keeps a way back for (its Undo button), and whether it was undone. */
+      undo?: string;
+      undone?: boolean;
     }
   | { kind: 'error'; text: string }
   | {
@@ -231,6 +238,9 @@ export interface INotebookBridge {
   reveal(path: string, cellId: string): boolean;
   /** Whether the cell is in the notebook; null when the notebook is not open here. */
   holds(path: string, cellId: string): boolean | null;
+  /** An undone request's cells taken out of the notebook at ``path``: only generated ones
+   * (they carry provenance), never the person's own; how many went. */
+  deleteGenerated(path: string, cellIds: readonly string[]): number;
   /**
    * Pin the active notebook (or the open notebook at ``path``) for a run; a
    * sentence when that is impossible.

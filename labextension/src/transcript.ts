@@ -105,7 +105,8 @@ export function finish(
   tokens?: unknown,
   replayed?: { request: string; path: string; live: boolean },
   consensus?: unknown,
-  asked?: { request: string; path: string; cells?: string[] }
+  asked?: { request: string; path: string; cells?: string[] },
+  undo?: unknown
 ): void {
   // A model call of this run that never answered: a stopped one (last), or a failed answer in
   // words that a note follows (found in review: its "…" stayed for good).
@@ -139,8 +140,32 @@ export function finish(
     ...(used && used.prompt + used.completion > 0 ? { tokens: used } : {}),
     ...(replayed ? { replayed } : {}),
     ...(others.length > 0 && asked ? { others, asked } : {}),
-    ...(isPlainObject(consensus) && consensus.sure === false ? { unsure: true } : {})
+    ...(isPlainObject(consensus) && consensus.sure === false ? { unsure: true } : {}),
+    ...(typeof undo === 'string' && REQUEST_ID.test(undo) ? { undo } : {})
   });
+}
+
+/** The id of a request the server's undo names (``FrontendExecutor.request``). */
+export const REQUEST_ID = /^[0-9a-f]{12}$/;
+
+/**
+ * An Undo's line: after the chat's last entry (a refusal as an error); once it worked, the done
+ * entry of the undone request offers Undo no more.  The cells it names, checked, to take out.
+ */
+export function undone(entries: Entry[], msg: Extract<ServerMessage, { type: 'undone' }>): string[] {
+  const text = String(msg.message ?? '');
+  if (msg.ok !== true) {
+    entries.push({ kind: 'error', text });
+    return [];
+  }
+  for (const entry of entries) {
+    if (entry.kind === 'done' && entry.undo !== undefined && entry.undo === msg.request) {
+      entry.undone = true;
+    }
+  }
+  entries.push({ kind: 'done', text, status: 'undone' });
+  const cells = Array.isArray(msg.cells) ? msg.cells : [];
+  return cells.filter((c): c is string => typeof c === 'string' && CELL_ID.test(c));
 }
 
 /** The results the vote did not apply, from the done message's ``consensus`` (untrusted). */
@@ -183,9 +208,11 @@ export function fromHistory(runs: unknown, path: string): { entries: Entry[]; se
         finish(entries, String(m.status), m.message, m.tokens, undefined, m.consensus, {
           request: run.request,
           path
-        });
+        }, m.undo);
         session = m.session ?? session;
         ended = true;
+      } else if (m.type === 'undone') {
+        undone(entries, m); // its cells went when it was done
       } else {
         show(entries, m, path);
       }

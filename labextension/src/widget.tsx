@@ -188,6 +188,20 @@ function EntryView(props: {
               ))}
             </div>
           )}
+          {e.undo && !e.undone && !props.model.busy && (
+            <div className="jp-aici-undoline">
+              <Button minimal className="jp-aici-undo"
+                disabled={props.model.undoing(e)}
+                title={
+                  "Undo this request: the kernel's variables, environment and files go back to before it, " +
+                  'and the cells it inserted are taken out'
+                }
+                onClick={() => props.model.undo(e)}
+              >
+                {props.model.undoing(e) ? 'Undoing…' : 'Undo'}
+              </Button>
+            </div>
+          )}
           {e.replayed && (
             <div className="jp-aici-replayed">
               {e.replayed.live

@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 import pytest
-from labutil import make_notebook, open_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
 from test_chat_panel import picture
+from test_sidebar import ask
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
@@ -65,4 +66,66 @@ def test_undo_takes_the_request_back_and_its_cell_out(
     check.locator(".jp-OutputArea:has-text('|')").wait_for()
     assert re.sub(r"\s+", " ", check.locator(".jp-OutputArea").inner_text()).strip() == "None | before"
     picture(page, f"undo-after-{frontend}.png")
+    assert len(model.requests) == 1 and model.misses == []
+
+
+PANEL = "#jupyter-ai-ci-chat"
+
+
+def open_panel(page: Any, frontend: str) -> None:
+    if frontend == "lab":
+        page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    else:  # Notebook 7: View > Right Sidebar > Show AI code interpreter
+        page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Right Sidebar").hover()
+        page.locator(".lm-Menu-itemLabel", has_text="Show AI code interpreter").click()
+    page.locator(f"{PANEL} .jp-aici-input").wait_for(state="visible")
+
+
+@pytest.mark.parametrize("frontend", ["lab", "notebook7"])
+def test_the_panels_undo_takes_the_request_back_and_its_cell_out(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
+    if frontend == "notebook7":
+        pytest.importorskip("notebook", minversion="7")
+    folder = lab["root"] / f"panel-undo-{frontend}"
+    folder.mkdir(exist_ok=True)
+    (folder / "log.txt").write_text("before")
+    model.script(Reply(f"```python\n{CODE}\n```"))
+    name = make_notebook(lab, f"panel-undo-{frontend}/undo.ipynb", ["x = 5"])
+    open_notebook(page, lab, name, notebook7=frontend == "notebook7")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=0 >> .jp-InputPrompt:has-text('[1]')")
+    wait_idle(page)
+    open_panel(page, frontend)
+    ask(page, "set total to 42 and note it in log.txt")
+    panel = page.locator(PANEL)
+    assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
+    assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
+    assert cells.count() == 2 and source(cells.nth(1)).startswith("total = 42")
+    assert (folder / "log.txt").read_text() == "before request"
+    button = panel.locator(".jp-aici-undo")
+    assert button.count() == 1 and "files go back to before it" in str(button.get_attribute("title"))
+    page.screenshot(path=str(ARTIFACTS / f"undo-panel-before-{frontend}.png"))
+
+    button.click()
+    said = panel.locator(".jp-aici-status-undone")
+    said.wait_for(timeout=60_000)
+    wait_idle(page)
+    line = said.inner_text()
+    assert line.startswith("↶ undid “set total to 42 and note it in log.txt”: restored"), line
+    assert "log.txt" in line and "removed total" in line, line
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 1", timeout=30_000)
+    assert source(cells.first) == "x = 5"  # the person's own cell stays
+    assert panel.locator(".jp-aici-undo").count() == 0  # undone: nothing more to undo there
+    assert (folder / "log.txt").read_text() == "before"
+    picture(page, f"undo-panel-{frontend}.png")
+    # The kernel: the request's variable is gone, the person's is there.
+    cells.first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("print(globals().get('total'), x)")
+    page.keyboard.press("Control+Enter")
+    cells.first.locator(".jp-OutputArea:has-text('None')").wait_for(timeout=30_000)
+    assert cells.first.locator(".jp-OutputArea").inner_text().strip() == "None 5"
     assert len(model.requests) == 1 and model.misses == []

@@ -25,7 +25,8 @@ MAX_RUNS = 30  # per notebook
 MAX_MESSAGES = 400  # per run
 MAX_TEXT = 40_000  # characters of a message's text or code
 # What a panel displays; ``execute`` and ``provenance`` act on the notebook and are never replayed.
-SHOWN = frozenset({"model", "text", "notice", "running", "ran", "approve", "decided", "done"})
+# ``undone``: a panel Undo's line, kept after the run it ends the chat with (drivers/server/undo.py).
+SHOWN = frozenset({"model", "text", "notice", "running", "ran", "approve", "decided", "done", "undone"})
 
 
 def _cut(value: Any) -> Any:
@@ -48,7 +49,7 @@ class Transcript:
             # Streamed text arrives in many small pieces: keep one message per reply.
             last["text"] = _cut(str(last["text"]) + str(message.get("text", "")))
             return
-        if len(self.messages) < MAX_MESSAGES or kind == "done":
+        if len(self.messages) < MAX_MESSAGES or kind in ("done", "undone"):
             self.messages.append({k: _cut(v) for k, v in message.items()})
 
     def as_json(self) -> dict[str, Any]:
@@ -68,6 +69,12 @@ class Chat:
 
     def history(self) -> list[dict[str, Any]]:
         return [run.as_json() for run in self.runs]
+
+    def record(self, message: dict[str, Any]) -> None:
+        """A message of no run of its own (an Undo's line): after the chat's last run, where the
+        panel showed it, so a reloaded panel shows it there too."""
+        if self.runs:
+            self.runs[-1].record(message)
 
 
 class Chats:

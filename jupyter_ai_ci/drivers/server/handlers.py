@@ -25,6 +25,7 @@ from jupyter_ai_ci.drivers.server.chats import Chats
 from jupyter_ai_ci.drivers.server.protocol import oversized
 from jupyter_ai_ci.drivers.server.fix import SidebarFix
 from jupyter_ai_ci.drivers.server.run import SidebarRun
+from jupyter_ai_ci.drivers.server.undo import SidebarUndo
 from jupyter_ai_ci.model.client import Endpoint
 
 SETTINGS_KEY = "jupyter_ai_ci"
@@ -68,6 +69,7 @@ def _label(settings: AICISettings, name: str) -> str:
 class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     """One panel's requests: ``ask`` starts a run, ``fix`` a cell's Fix / Explain
     (``fix_decision`` accepts or rejects its offer), ``executed`` answers the executor,
+    ``undo`` takes a request back (its done line's Undo button),
     ``stop`` cancels, ``history`` asks for a notebook's earlier messages (a reloaded page),
     ``forget`` starts a new chat.  One run at a time per socket."""
 
@@ -108,12 +110,19 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
         except (ValueError, AttributeError):
             self.send({"type": "done", "status": "error", "message": "The panel sent a malformed message."})
             return
-        if kind in ("ask", "fix"):
+        if kind in ("ask", "fix", "undo"):
             if self.task is not None and not self.task.done():
-                self.send({"type": "done", "status": "error",
-                           "message": "A request is already running; stop it first."})
+                busy = "A request is already running; stop it first."
+                self.send({"type": "undone", "ok": False, "message": f"✗ {busy}", "cells": [],
+                           "request": msg.get("request"), "path": msg.get("path")} if kind == "undo"
+                          else {"type": "done", "status": "error", "message": busy})
                 return
             state = _state(self)
+            if kind == "undo":  # no run: "executed", "approval" and "stop" have nothing to reach
+                undoing = SidebarUndo(self.send, state["chats"], self.kernel_manager, self.session_manager,
+                                      state["root_dir"])
+                self.task = asyncio.ensure_future(undoing.run(msg))
+                return
             self.run = (SidebarFix if kind == "fix" else SidebarRun)(
                 self.send, state["chats"], self.kernel_manager, self.session_manager, state["root_dir"])
             self.task = asyncio.ensure_future(self.run.run(msg))

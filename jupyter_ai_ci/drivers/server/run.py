@@ -29,11 +29,14 @@ from jupyter_ai_ci.drivers.server.protocol import (
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import Approval, AskApproval
 from jupyter_ai_ci.executors import pip
-from jupyter_ai_ci.executors.frontend import FrontendExecutor
+from jupyter_ai_ci.executors.frontend import FrontendExecutor, KernelExpression
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
+from jupyter_ai_ci.run import undo
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
-from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
+from jupyter_ai_ci.safety import remote
+from jupyter_ai_ci.safety.undostack import Limits
 
 TRANSACTION_TIMEOUT = 60.0  # seconds for a checkpoint or rollback in a busy kernel
 
@@ -143,11 +146,37 @@ class SidebarRun:
             return await calls.expression(expr, pip.INSTALL_TIMEOUT + 30)
 
         self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars,
-                                         in_kernel, s.snapshot_max_bytes, install)
+                                         in_kernel, s.snapshot_max_bytes, install,
+                                         undo=Limits(s.undo_keep, s.undo_memory, s.undo_file_cap))
         result = await run_async(run, RemoteKernel(in_kernel), self.executor,
                                  PanelReporter(self.send, self.executor), self, notebook=msg.cells)
         if self.executor.cells:
             # The cells are in the notebook already; now they get the run's whole provenance.
             self.send({"type": "provenance", "cells": list(self.executor.cells),
                        "metadata": {METADATA_KEY: result.provenance}})
-        self.send(done_message(result, self.executor.cells, session))
+        done = done_message(result, self.executor.cells, session)
+        if result.outcome.status == "success":
+            await self._keep_undo(run, result, in_kernel, done)
+        self.send(done)
+
+    async def _keep_undo(self, run: Run, result: Result, in_kernel: KernelExpression,
+                         done: dict[str, Any]) -> None:
+        """Tell the kernel's undo entry what else the request made (its cells, its record): the
+        done line then offers Undo (``undo.py``), or says why the kernel kept no way back."""
+        executor = self.executor
+        assert executor is not None
+        meta = undo.request_meta(run, result.outcome, executor.cells, "sidebar")
+        try:
+            answer = remote.parse_json(await in_kernel(remote.expression(
+                "note", request=executor.request, limits=executor.undo, meta=meta)))
+        except Exception:  # noqa: BLE001 - a kernel that cannot answer keeps no way back: no button
+            answer = None
+        notes = list(executor.undo_notes)
+        if answer is not None:
+            if answer.get("kept") is True:
+                done["undo"] = executor.request
+            note = answer.get("note")
+            if isinstance(note, str) and note and note not in notes:
+                notes.append(note)
+        if notes:
+            done["message"] = " ".join([done["message"], *(sentence(n) for n in notes)])
