@@ -139,9 +139,12 @@ class Side:
         self.inside.append(await value(client, "get_ipython().magics_manager.registry['AskMagics'].last_timings.own"))
 
 
-async def start(name: str, folder: str, notebook: str, cells: int, server: ServerProcess) -> Side:
-    kernel = await LocalKernel.start("python3", cwd=folder, env={
-        "OPENAI_BASE_URL": server.base_url, "JPY_SESSION_NAME": notebook})
+async def start(name: str, folder: str, notebook: str, cells: int, server: ServerProcess,
+                code_from: str = "") -> Side:
+    env = {"OPENAI_BASE_URL": server.base_url, "JPY_SESSION_NAME": notebook}
+    if code_from:  # another checkout's jupyter_ai_ci in this kernel (--against)
+        env["PYTHONPATH"] = code_from
+    kernel = await LocalKernel.start("python3", cwd=folder, env=env)
     client = kernel.client
     await timed(client, "%load_ext jupyter_ai_ci")
     for i in range(cells):
@@ -173,15 +176,17 @@ async def profile(side: Side, server: ServerProcess, requests: int) -> str:
     return f"---- profile of {requests} requests in the {side.name} kernel ----\n" + str(await value(client, listing))
 
 
-async def measure(server: ServerProcess, repeats: int, profiled: int) -> dict[str, Side]:
+async def measure(server: ServerProcess, repeats: int, profiled: int, against: str = "") -> dict[str, Side]:
     sides: dict[str, Side] = {}
+    kernels = {**SIZES, **({"before": SIZES["small"]} if against else {})}
     with tempfile.TemporaryDirectory() as root:
         try:
-            for name, (records, cells) in SIZES.items():
+            for name, (records, cells) in kernels.items():
                 folder = os.path.join(root, name)
                 os.mkdir(folder)
                 notebook = prepare(folder, records, cells, server.base_url)
-                sides[name] = await start(name, folder, notebook, cells, server)
+                sides[name] = await start(name, folder, notebook, cells, server,
+                                          against if name == "before" else "")
             for n in range(repeats):  # turn about, request by request
                 for side in sides.values():
                     await side.request(server, f"{side.name} {n}")
@@ -199,16 +204,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-check", action="store_true", help="report only; exit 0 whatever the ratios")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="profile N more requests in each kernel (cProfile, in the kernel)")
+    parser.add_argument("--against", default="", metavar="DIR",
+                        help="a fifth kernel, 'before', running the jupyter_ai_ci of the checkout DIR with the "
+                             "small kernel's work, in turn with the others: a change's cost in one run")
     args = parser.parse_args(argv)
     with ServerProcess() as server:
-        sides = asyncio.run(measure(server, args.repeats, args.profile))
+        sides = asyncio.run(measure(server, args.repeats, args.profile, os.path.abspath(args.against)
+                                    if args.against else ""))
     med = {name: {key: statistics.median(getattr(side, key)) * 1000 for key in ("own", "plain", "inside")}
            for name, side in sides.items()}
     print(f"in a real kernel, median of {args.repeats} requests per kernel, the model answering at once;")
     print("own = the %%ask cell minus the plain cell running the same code ('x = 42'), replay on")
     print(f"{'kernel':>8} {'records':>8} {'cells':>6} {'own ms':>8} {'plain ms':>9} {'ratio':>7} {'growth':>7} "
           f"{'in-run own ms':>14} {'growth':>7}")
-    for name, (records, cells) in SIZES.items():
+    for name, (records, cells) in {**SIZES, **({"before": SIZES["small"]} if args.against else {})}.items():
         m, s = med[name], med["small"]
         print(f"{name:>8} {records:>8} {cells:>6} {m['own']:>8.2f} {m['plain']:>9.2f} "
               f"{m['own'] / m['plain']:>6.2f}x {m['own'] / s['own']:>6.2f}x {m['inside']:>14.2f} "
@@ -221,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"growth, 10 -> 1,000 records and 5 -> 500 cells: {growth:.2f}x "
           f"(in-run own {med['large']['inside'] / med['small']['inside']:.2f}x) (target <= {GROWTH_TARGET:.1f}x): "
           f"{'ok' if ok_growth else 'OVER TARGET'}")
+    if args.against:
+        b = med["before"]
+        print(f"against {args.against}: own {med['small']['own']:.2f} vs {b['own']:.2f} ms "
+              f"({med['small']['own'] / b['own']:.2f}x), in-run own {med['small']['inside']:.2f} vs "
+              f"{b['inside']:.2f} ms; own / plain {ratio:.2f}x vs {b['own'] / b['plain']:.2f}x")
     return 0 if args.no_check or ok_ratio and ok_growth else 1
 
 

@@ -348,3 +348,24 @@ def test_the_kernel_gets_no_model_key_to_print_into_the_saved_notebook(
     saved = (tmp_path / "a.ipynb").read_text()
     assert "env: None" in saved and "parent: 0" in saved, saved[-400:]
     assert key not in saved
+
+
+def test_a_failed_attempt_in_the_commands_kernel_leaves_its_files_and_environment(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    """#36 through the kernel the command line drives (remote transactions): the failed attempt's
+    file writes and environment are undone before the fix runs, and the line says so."""
+    existing_notebook(tmp_path / "a.ipynb", "x = 1")
+    (tmp_path / "notes.txt").write_text("mine")
+    model_server.script(
+        py("import os\nos.environ['UNDO_CLI'] = '1'\nopen('notes.txt', 'w').write('theirs')\n"
+           "open('new.txt', 'w').write('new')\nmissing_name"),
+        py("import os\nseen = (os.environ.get('UNDO_CLI'), open('notes.txt').read(), os.path.exists('new.txt'))\n"
+           "print(seen)"))
+    proc = run(["a.ipynb", "--prompt", "write notes", "--yes"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    cell = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[-1]
+    printed = "".join(o.get("text", "") for o in cell.outputs)
+    assert "(None, 'mine', False)" in printed  # what the fix found: nothing of attempt 1
+    said = proc.stdout + proc.stderr
+    assert "attempt 1 undone" in said and "os.environ['UNDO_CLI']" in said and "notes.txt" in said
+    assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "new.txt").exists()
