@@ -16,15 +16,6 @@ def py(code: str) -> str:
     return f"Here it is.\n```python\n{code}\n```\n"
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The notebook's folder, one level below files the user did not offer."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def refused(ip: Any, model_server: ScriptedOpenAIServer, code: str) -> str:
     model_server.script(py(code))
     result = ip.run_cell("%%ask --retries 0\nsave the summary")

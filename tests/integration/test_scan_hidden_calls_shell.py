@@ -17,6 +17,9 @@ import pytest
 
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
+from .test_scan_escapes_shell import py
+from .test_scan_escapes_shell import refused as refused_once
+
 pytestmark = pytest.mark.timeout(120)
 
 SH = "os.system: runs a shell command"
@@ -24,18 +27,12 @@ STRING = "(in a string run as code)"
 VALUE = "(passed on as a value, to be called elsewhere)"
 
 
-def py(code: str) -> str:
-    return f"Here it is.\n```python\n{code}\n```\n"
-
-
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The notebook's folder, one level below files the user did not offer; HOME is a stand-in."""
-    folder = tmp_path / "work"
+def home(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the user's home folder, beside the notebook's."""
+    folder = work.parent / "home"
     folder.mkdir()
-    (tmp_path / "home").mkdir()
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HOME", str(folder))
     return folder
 
 
@@ -48,10 +45,7 @@ def ran(ip: Any, tmp_path: Path) -> Path:
 
 
 def refused(ip: Any, model_server: ScriptedOpenAIServer, code: str) -> str:
-    model_server.script(py(code))
-    result = ip.run_cell("%%ask --retries 0\nsave the summary")
-    assert not result.success and type(result.error_in_exec).__name__ == "PolicyRefused", result.error_in_exec
-    said = str(result.error_in_exec)
+    said = refused_once(ip, model_server, code)
     assert said.startswith("not run: ") and "nobody can be asked here" in said
     return said
 
@@ -169,10 +163,11 @@ def test_a_write_above_the_working_folder_is_refused(
     assert not (work.parent / "escaped.txt").exists()
 
 
-def test_a_write_to_the_home_folder_is_refused(ip: Any, model_server: ScriptedOpenAIServer, work: Path) -> None:
+def test_a_write_to_the_home_folder_is_refused(
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, home: Path) -> None:
     said = refused(ip, model_server, "from pathlib import Path\n(Path.home() / '.bashrc').write_text('x')")
     assert "writes outside the working directory: '~/.bashrc'" in said
-    assert not (work.parent / "home" / ".bashrc").exists()
+    assert not (home / ".bashrc").exists()
 
 
 @pytest.mark.parametrize("link", [
@@ -180,19 +175,18 @@ def test_a_write_to_the_home_folder_is_refused(ip: Any, model_server: ScriptedOp
     "from pathlib import Path\nPath('home').symlink_to(Path.home())\n(Path('home') / '.bashrc').write_text('x')",
 ])
 def test_making_a_link_out_of_the_working_folder_is_refused(
-        ip: Any, model_server: ScriptedOpenAIServer, work: Path, link: str) -> None:
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, home: Path, link: str) -> None:
     assert "creates a link pointing outside the working directory: '~'" in refused(ip, model_server, link)
-    assert not (work / "home").is_symlink() and not (work.parent / "home" / ".bashrc").exists()
+    assert not (work / "home").is_symlink() and not (home / ".bashrc").exists()
 
 
 def test_a_write_through_a_link_already_in_the_folder_is_judged_by_where_it_lands(
-        ip: Any, model_server: ScriptedOpenAIServer, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ip: Any, model_server: ScriptedOpenAIServer, work: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``home -> ~`` is in the notebook's folder (an earlier cell made it): a write to
     'home/.bashrc' reads as one inside the folder, and lands in the home folder."""
     notebook = work / "analysis.ipynb"
     notebook.write_text("{}")
     monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
-    home = work.parent / "home"
     (work / "home").symlink_to(home)
     (work / "data").mkdir()
     (work / "results").symlink_to(work / "data")  # a link that stays inside
