@@ -270,9 +270,10 @@ class AICISettings(Configurable):
         default_value="ask-risky",
         help="When to ask before generated code runs: 'auto' runs everything (the deny list "
         "still applies); 'ask-risky' asks before code the scan flags (processes, deleting or "
-        "overwriting files, network, eval/exec, ctypes, sys.modules/builtins, exit, shell "
-        "escapes); 'ask' asks before every attempt. With nobody to ask (no stdin, e.g. a "
-        "headless run), code that needs approval is refused, never waited on.",
+        "overwriting files, network, eval/exec and other code run from strings or unpickled data, "
+        "ctypes, sys.modules/builtins, exit, shell escapes); 'ask' asks before every attempt. With "
+        "nobody to ask (no stdin, e.g. a headless run), code that needs approval is refused, never "
+        "waited on.",
     ).tag(config=True)
 
     allow = List(

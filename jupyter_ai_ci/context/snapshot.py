@@ -22,6 +22,7 @@ import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci import inkernel
@@ -56,6 +57,7 @@ class Snapshot:
     note: str = ""  # why the context is poorer than usual (the kernel could not be asked)
     moved: str = ""  # the kernel's working directory from its notebook's folder (``moved``)
     bindings: tuple[tuple[str, str], ...] = ()  # names the kernel binds to risky calls (safety/kernelnames.py)
+    folders: tuple[str, str] | None = None  # the kernel's current directory and working folder (``folders``)
 
 
 def named_variables(request: str, ns: Mapping[str, Any]) -> tuple[str, ...]:
@@ -71,17 +73,17 @@ def take(shell: Any, query: Query) -> Snapshot:
     secrets = secret_values(ns, os.environ)  # the context's masking and the run's: found once
     context = gather_context(shell, query.request, query.conversation, query.budget, query.exclude,
                              notebook=query.notebook, secrets=secrets)
-    return Snapshot(context, named_variables(query.request, ns), secrets, moved=moved(ns),
-                    bindings=risky_bindings(ns, shell))
+    notebook = session_notebook(ns=ns)
+    return Snapshot(context, named_variables(query.request, ns), secrets, moved=moved(notebook),
+                    bindings=risky_bindings(ns, shell), folders=folders(notebook))
 
 
-def moved(ns: Mapping[str, Any]) -> str:
+def moved(notebook: Path | None) -> str:
     """Where the kernel's working directory is, from the folder of its notebook: "" there (or
     when the notebook is unknown), else the relative path ("..", "data"), "?" when none leads
     there.  A relative write is judged from it (``safety.writes``): code that moved the kernel
     out of the notebook's folder -- a ``%cd ..`` approved in an earlier request, or hidden from
     the scan -- no longer makes ``open('x.csv', 'w')`` land outside it unasked."""
-    notebook = session_notebook(ns=ns)
     if notebook is None:
         return ""
     try:
@@ -89,6 +91,17 @@ def moved(ns: Mapping[str, Any]) -> str:
     except (OSError, ValueError):  # another drive, or a working directory that is gone
         return "?"
     return "" if path == "." else path.replace(os.sep, "/")
+
+
+def folders(notebook: Path | None) -> tuple[str, str] | None:
+    """The kernel's current directory and its working folder (the notebook's, else the same),
+    absolute: a relative write through a link that leads out of the folder is judged by where it
+    lands (``safety.links``).  None when the current directory is gone."""
+    try:
+        current = os.getcwd()
+    except OSError:
+        return None
+    return current, str(notebook.parent) if notebook is not None else current
 
 
 def without_kernel(query: Query, note: str) -> Snapshot:
@@ -147,6 +160,7 @@ def kernel_side(payload: str) -> str:
         "text": c.text, "history": [_message(m) for m in c.history], "tokens": c.tokens, "budget": c.budget,
         "counter": c.counter, "named": list(snapshot.named), "secrets": list(snapshot.secrets),
         "moved": snapshot.moved, "bindings": [list(pair) for pair in snapshot.bindings],
+        "folders": list(snapshot.folders) if snapshot.folders is not None else None,
     })
 
 
@@ -161,7 +175,8 @@ def from_reply(user_expression: Mapping[str, Any]) -> Snapshot:
     context = Context(str(data["text"]), _roles(data.get("history")), int(data["tokens"]), int(data["budget"]),
                       str(data["counter"]))
     return Snapshot(context, _strings(data.get("named")), _strings(data.get("secrets")),
-                    moved=str(data.get("moved", "")), bindings=_pairs(data.get("bindings")))
+                    moved=str(data.get("moved", "")), bindings=_pairs(data.get("bindings")),
+                    folders=next(iter(_pairs([data.get("folders")])), None))
 
 
 def _strings(items: Any) -> tuple[str, ...]:

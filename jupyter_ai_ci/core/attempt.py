@@ -89,7 +89,7 @@ def run_attempt(
         unparsed = (*(ExecutionResult() for _ in range(index)),
                     ExecutionResult(error=error, notes=(NOT_PARSED,)))
         return Attempt(number, step, blocks, unparsed)
-    found = policy.scan_trees(trees, settings.policy.moved, settings.policy.bindings)
+    found = policy.scan_trees(trees, settings.policy.moved, settings.policy.bindings, settings.policy.folders)
     decision = _reviewed(policy.decide(settings.policy, found), review)
     if decision.verdict == "refuse":
         return f"refused by policy: {'; '.join(decision.reasons)}"

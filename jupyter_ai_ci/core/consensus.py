@@ -90,7 +90,7 @@ def lasting_effects(code: Sequence[str], settings: LoopSettings) -> list[str]:
     trees, bad = policy.parse_blocks(tuple(code))
     if bad is not None:
         return []
-    found = policy.scan_trees(trees, settings.policy.moved, settings.policy.bindings)
+    found = policy.scan_trees(trees, settings.policy.moved, settings.policy.bindings, settings.policy.folders)
     return sorted({r.name for r in found.risks if r.kind in LASTING and r.name not in UNDONE_BY_ROLLBACK})
 
 

@@ -208,7 +208,7 @@ class Run:
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
         self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved,
-                                                              bindings=snapshot.bindings),
+                                                              bindings=snapshot.bindings, folders=snapshot.folders),
                                 needs_code=self.settings.run and about_data(self.request, snapshot.named),
                                 # The record holds the winner's code alone: a replay never votes again.
                                 candidates=1 if self.record is not None else self.settings.candidates)

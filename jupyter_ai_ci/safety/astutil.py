@@ -80,18 +80,23 @@ def imported_aliases(nodes: Iterable[ast.AST]) -> dict[str, str]:
 
 # Calls that name a module or attribute by a string: resolved when the string is a literal,
 # so ``importlib.import_module('os').system`` reads as ``os.system`` and is judged like it.
-_IMPORTERS = ("importlib.import_module", "__import__", "importlib.__import__")
+IMPORTERS = ("importlib.import_module", "__import__", "importlib.__import__",
+             "pydoc.locate", "pkgutil.resolve_name")  # these two: any object, by its dotted name
 # Lookups in these by a literal key are the name itself: ``__builtins__['exec']`` is ``exec``.
 _NAMESPACES = ("builtins", "__builtins__", "sys.modules")
 # Methods of the kernel's namespace (``globals()``) that return the value under a key.
 NAMESPACE_LOOKUPS = ("__main__.get", "__main__.pop", "__main__.setdefault", "__main__.__getitem__")
+LOOKUP_METHODS = frozenset(name.split(".")[1] for name in NAMESPACE_LOOKUPS)  # get, pop, ...
+# What ``get_ipython`` is called by: the builtin, or imported from IPython (generated code often does).
+GET_IPYTHON = frozenset({"get_ipython", "IPython.get_ipython", "IPython.core.getipython.get_ipython"})
 
 
 def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
     """``os.path.join`` for an attribute chain; ``get_ipython().system`` for a call on
     ``get_ipython()``; ``os.system`` for ``getattr(os, 'system')``,
-    ``importlib.import_module('os').system`` or ``sys.modules['os'].system``;
-    None for anything else (other subscripts, calls on other results)."""
+    ``importlib.import_module('os').system``, ``sys.modules['os'].system``, ``vars(os)['system']``
+    or ``operator.attrgetter('system')(os)``; ``os.__dict__`` for ``vars(os)``; None for anything
+    else (other subscripts, calls on other results)."""
     aliases = aliases or {}
     if isinstance(node, ast.Name):
         return aliases.get(node.id, node.id)
@@ -107,24 +112,35 @@ def dotted(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
         base = dotted(node.value, aliases)
         if key is not None and base == "__main__":  # globals()['run']: the kernel's own run
             return f"__main__.{key}"
+        if key is not None and base is not None and base.endswith(".__dict__"):  # vars(os)['system']
+            return _plain(f"{base[:-len('.__dict__')]}.{key}")
         return key if key is not None and base in _NAMESPACES else None
     if isinstance(node, ast.Call):
         func = dotted(node.func, aliases)
         first = literal_str(node.args[0]) if node.args else None
-        if func == "get_ipython" and not node.args:
+        if func in GET_IPYTHON and not node.args:
             return "get_ipython()"
         if func in ("globals", "vars", "locals") and not node.args:
             return "__main__"  # the namespace the kernel's names live in (a cell's top level)
         if func in NAMESPACE_LOOKUPS and first:  # globals().get('run')
             return f"__main__.{first}"
-        if func == "vars" and len(node.args) == 1 and dotted(node.args[0], aliases) == "__main__":
-            return "__main__"
-        if func in _IMPORTERS and first:
-            return first.split(".")[0] if func.endswith("__import__") else first  # __import__ returns the top
+        if func == "vars" and len(node.args) == 1:  # vars(os): os.__dict__, as a namespace of names
+            base = dotted(node.args[0], aliases)
+            return None if base is None else "__main__" if base == "__main__" else f"{base}.__dict__"
+        owner, _, method = (func or "").rpartition(".")
+        if first and method in LOOKUP_METHODS and owner.endswith(".__dict__"):  # os.__dict__.get('system')
+            return _plain(f"{owner[:-len('.__dict__')]}.{first}")
+        if func in IMPORTERS and first:  # __import__ returns the top; resolve_name takes 'subprocess:run' too
+            return first.split(".")[0] if func.endswith("__import__") else first.replace(":", ".")
         attr = literal_str(node.args[1]) if len(node.args) > 1 else None
         if func == "getattr" and attr:
             base = dotted(node.args[0], aliases)
             return None if base is None else _plain(f"{base}.{attr}")
+        if isinstance(node.func, ast.Call) and len(node.args) == 1 and len(node.func.args) == 1:
+            # operator.attrgetter('system')(os) is os.system, as getattr(os, 'system') is.
+            name, base = literal_str(node.func.args[0]), dotted(node.args[0], aliases)
+            if name and base is not None and dotted(node.func.func, aliases) == "operator.attrgetter":
+                return _plain(f"{base}.{name}")
     return None
 
 
@@ -137,11 +153,21 @@ def in_kernel(name: str, meaning: Callable[[str], str | None]) -> str:
     return ".".join(p for p in (meaning(head) or head, rest) if p)
 
 
+def resolved(node: ast.AST, scope: Scope) -> str | None:
+    """``dotted`` in a request's scope, the kernel's names reached through its namespace read as
+    what they are there (``globals()['run']`` -> ``subprocess.run``)."""
+    name = dotted(node, scope.aliases)
+    return None if name is None else in_kernel(name, lambda head: scope.kernel.get(head) or scope.aliases.get(head))
+
+
 def _plain(name: str) -> str:
-    """``builtins.exec`` is the builtin ``exec``: one name for the scan's patterns to match."""
+    """``builtins.exec`` is the builtin ``exec``, ``posix.system`` is ``os.system``: one name for the
+    scan's patterns to match."""
     for prefix in ("builtins.", "__builtins__."):
-        if name.startswith(prefix):
+        if name.startswith(prefix) and ".__dict__" not in name:  # the namespace, not a builtin
             return name[len(prefix):]
+    if name.startswith(("posix.", "nt.")):  # what os imports its functions from
+        return "os." + name.partition(".")[2]
     return name
 
 
@@ -156,46 +182,6 @@ def literal_str(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
-
-
-# A format spec that only ever yields a number (``{i:02d}``, ``{x:.2f}``): no slash, no "..".
-_NUMERIC_SPEC = re.compile(r"[<>=^]?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bdoxXeEfFgGn%]")
-
-
-def literal_text(node: ast.AST | None, values: dict[str, ast.expr], hole: str | None = None) -> str | None:
-    """The string an expression will be, as far as reading the code tells.
-
-    Follows names bound once (``values``), f-strings and ``+``.  With ``hole`` unknown
-    parts become ``hole`` (``f"DROP TABLE {name}"`` reads ``DROP TABLE ?``), which is
-    enough to judge SQL; without it anything unknown makes the whole string unknown,
-    as a path must be.  None when nothing of it is known.
-    """
-    text = _text(node, values, hole, 0) if node is not None else None
-    return None if text is None or (hole is not None and text == hole) else text
-
-
-def _text(node: ast.AST, values: dict[str, ast.expr], hole: str | None, depth: int) -> str | None:
-    if depth > 8:  # a = b; b = a + 'x' ... cannot loop, but a long chain is not worth following
-        return hole
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in values:
-        return _text(values[node.id], values, hole, depth + 1)
-    if isinstance(node, ast.FormattedValue):
-        spec = _text(node.format_spec, values, None, depth + 1) if node.format_spec else None
-        if spec and _NUMERIC_SPEC.fullmatch(spec):
-            return "0"
-        return _text(node.value, values, hole, depth + 1)
-    if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
-        parts = node.values if isinstance(node, ast.JoinedStr) else [node.left, node.right]
-        texts = [_text(p, values, hole, depth + 1) for p in parts]
-        return None if any(t is None for t in texts) else "".join(t for t in texts if t is not None)
-    if hole is not None and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        return _text(node.left, values, hole, depth + 1)  # "... %s" % x: the template tells
-    if hole is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr == "format":
-        return _text(node.func.value, values, hole, depth + 1)
-    return hole
 
 
 @dataclass(frozen=True)
@@ -216,6 +202,7 @@ class Scope:
     # The kernel's names the code reads that the reading above gave another meaning (``run(...)``
     # then ``import json as run`` further down): the scan reads the code again with the kernel's.
     overridden: dict[str, str] = field(default_factory=dict)
+    folders: tuple[str, str] | None = None  # policy.PolicySettings.folders: where links are looked up
 
 
 # Names a builtin function keeps when it is assigned to another name (``e = eval``).

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jupyter_ai_ci.safety.astutil import BUILTIN_CALLABLES, in_kernel, scope_of
-from jupyter_ai_ci.safety.risktable import HIDDEN
+from jupyter_ai_ci.safety.risktable import HIDDEN, KERNEL_NAMED
 from jupyter_ai_ci.safety.starimports import star_names
 
 __all__ = ["MAX_BINDINGS", "bound_by", "risky_bindings"]
@@ -33,17 +33,18 @@ __all__ = ["MAX_BINDINGS", "bound_by", "risky_bindings"]
 MAX_BINDINGS = 2000  # a `from os import *` binds ~300; past this, the rest is not worth a request's time
 # What a function's ``__module__`` says, as the risk table spells it.
 _SPELLED = {"posix": "os", "nt": "os", "builtins": ""}
-# The shell's methods that run shell commands, as the risk table spells them (IPython binds
-# ``system`` to ``system_piped`` or ``system_raw``, a test shell to ``xsys``: compared by value).
-_IPYTHON_SHELL = {"system": "system", "system_piped": "system_piped", "system_raw": "system",
-                  "getoutput": "getoutput"}
+# The shell's methods that run shell commands or code, as the risk table and safety/codestrings.py
+# spell them (IPython binds ``system`` to ``system_piped`` or ``system_raw``, a test shell to
+# ``xsys``: compared by value, the first that is equal naming it).
+_IPYTHON_SHELL = ("system", "system_piped", "system_raw", "getoutput", "run_cell", "ex", "ev", "run_line_magic",
+                  "run_cell_magic")
 _CALLABLE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType, type)
 # Where a function is imported from can differ from its ``__module__`` (asyncio's
 # create_subprocess_shell lives in asyncio.subprocess, builtins' open in io): these modules'
 # callables are named as the risk table spells them, by identity, the first module winning.
 _BY_IDENTITY = ("builtins", "os", "subprocess", "shutil", "asyncio", "socket", "pty", "urllib.request",
                 "http.client", "ctypes", "runpy", "importlib", "pickle", "marshal", "multiprocessing", "signal",
-                "code", "sys", "requests", "httpx", "urllib3", "aiohttp", "ftplib", "smtplib", "paramiko")
+                "code", "sys", "requests", "httpx", "urllib3", "aiohttp", "ftplib", "smtplib", "paramiko", "dill")
 # The objects are kept with their names: an id is only unique while its object lives.
 _identity: tuple[tuple[bool, ...], dict[int, tuple[Any, str]]] = ((), {})
 
@@ -76,18 +77,18 @@ def _target(value: Any, shell: Any, known: dict[int, tuple[Any, str]]) -> str | 
     kind = type(value)  # never ``isinstance``: it reads ``__class__``, which a proxy may make raise
     if issubclass(kind, types.ModuleType):
         name = value.__name__
-        return _module_name(name) if isinstance(name, str) and name.split(".")[0] in HIDDEN else None
+        return _module_name(name) if isinstance(name, str) and name.split(".")[0] in KERNEL_NAMED else None
     if not issubclass(kind, _CALLABLE):
         return None
     same = known.get(id(value))
     if same is not None and same[0] is value:
         return same[1]
     if shell is not None and getattr(value, "__self__", None) is shell:
-        spelled = next((as_ for attr, as_ in _IPYTHON_SHELL.items() if value == getattr(shell, attr, None)), None)
+        spelled = next((attr for attr in _IPYTHON_SHELL if value == getattr(shell, attr, None)), None)
         return f"get_ipython().{spelled}" if spelled else None
     module = getattr(value, "__module__", None)
     qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or module.split(".")[0] not in HIDDEN:
+    if not isinstance(module, str) or not isinstance(qualname, str) or module.split(".")[0] not in KERNEL_NAMED:
         return None
     return ".".join(p for p in (_module_name(module), qualname) if p)
 
@@ -110,7 +111,7 @@ def risky_bindings(ns: Mapping[str, Any], shell: Any = None) -> tuple[tuple[str,
 
 
 def _risky(target: str) -> bool:
-    return target.split(".")[0] in HIDDEN or target in BUILTIN_CALLABLES or target.startswith("get_ipython()")
+    return target.split(".")[0] in KERNEL_NAMED or target in BUILTIN_CALLABLES or target.startswith("get_ipython()")
 
 
 def bound_by(trees: Sequence[ast.Module], bindings: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

@@ -64,8 +64,10 @@ def magic_findings(magic: str, line: str | None) -> list[Finding]:
             return [] if line is not None else _env(None, f"%{magic}")  # %env NAME reads it
         name = line.split("=", 1)[0].split()[0] if line.split() else ""
         return _env(None if "$" in name or "{" in name else name, f"%{magic}")
-    if magic in ("load_ext", "reload_ext", "unload_ext"):
-        return [(f"%{magic}", "loads an extension anew: a new AskMagics reads the shell's configuration")]
+    if magic in ("load_ext", "reload_ext", "unload_ext") and (line is None or "jupyter_ai_ci" in line):
+        # Ours loaded anew: a new AskMagics reads the shell's configuration.  Another extension
+        # (%load_ext autoreload) is an import like any other.
+        return [(f"%{magic}", "loads this extension anew: a new AskMagics reads the shell's configuration")]
     return []
 
 

@@ -12,24 +12,25 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Literal
 
 from jupyter_ai_ci.events import ErrorInfo
-from jupyter_ai_ci.safety import ownsettings, sql, writes
+from jupyter_ai_ci.safety import codestrings, lookups, ownsettings, sql, values, writes
 from jupyter_ai_ci.safety.astutil import (
-    NAMESPACE_LOOKUPS,
+    IMPORTERS,
     Scope,
     dotted,
-    in_kernel,
     literal_str,
     parse_cell,
+    resolved,
     root_name,
     scope_of,
+    walk,
 )
-from jupyter_ai_ci.safety.risktable import HIDDEN, RISKY_MAGICS, WRITE_MAGICS, risky_call
+from jupyter_ai_ci.safety.risktable import HIDDEN, risky_call
 
 Mode = Literal["auto", "ask-risky", "ask"]
 MODES: tuple[Mode, ...] = ("auto", "ask-risky", "ask")
@@ -61,6 +62,9 @@ class PolicySettings:
     moved: str = ""
     # What names already in the kernel stand for (``run`` -> ``subprocess.run``), when the run started.
     bindings: tuple[tuple[str, str], ...] = ()
+    # The kernel's current directory and its working folder (its notebook's, else the same), absolute:
+    # a relative write through a link that leads out of the folder is judged by where it lands (safety/links.py).
+    folders: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,34 +103,71 @@ def scan(blocks: Sequence[str]) -> Scan:
     return scan_trees(trees)
 
 
-def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[tuple[str, str]] = ()) -> Scan:
-    """The risks in an attempt's blocks, and every name they call or import.  ``moved`` and
-    ``bindings``: ``PolicySettings``'."""
+def scan_trees(trees: Sequence[ast.Module], moved: str = "", bindings: Sequence[tuple[str, str]] = (),
+               folders: tuple[str, str] | None = None) -> Scan:
+    """The risks in an attempt's blocks, and every name they call or import.  ``moved``,
+    ``bindings`` and ``folders``: ``PolicySettings``'."""
     # The blocks run one after another, so a name bound in one holds in the next.
-    scope = scope_of(trees, moved, bindings)
-    risks, calls = _scope_risks(scope)
+    scope, strings, too_deep = _with_strings(trees, lambda more: replace(scope_of([*trees, *more], moved, bindings),
+                                                                         folders=folders))
+    risks, calls = _scope_risks(scope, strings)
+    if too_deep:
+        risks.append(Risk("eval", "strings run as code", f"nest more than {_NESTED} deep"))
     # A kernel name the code binds again later, or only in a branch (``run(...)`` then ``import
     # json as run``): read once more with the kernel's meaning, and both readings' risks count.
     if scope.overridden:
-        more, more_calls = _scope_risks(replace(scope, aliases={**scope.aliases, **scope.overridden}))
+        more, more_calls = _scope_risks(replace(scope, aliases={**scope.aliases, **scope.overridden}), strings)
         risks, calls = risks + more, calls | more_calls
     unique = {(r.kind, r.name, r.line): r for r in risks}
     return Scan(tuple(unique.values()), frozenset(calls))
 
 
-def _scope_risks(scope: Scope) -> tuple[list[Risk], set[str]]:
+_NESTED = 4  # strings run as code inside strings run as code ... read this deep
+
+
+def _with_strings(trees: Sequence[ast.Module], scope_with: Callable[[list[ast.Module]], Scope]
+                  ) -> tuple[Scope, dict[int, int], bool]:
+    """The scope of the code and of the code in the strings it runs (``run_cell("...")``, safety/
+    codestrings.py), for each node of the latter the line of the call that runs it, and whether
+    they nest deeper than the scan reads."""
+    scope = scope_with([])
+    inner: list[tuple[ast.Module, int]] = []
+    too_deep = False
+    for _ in range(_NESTED):
+        more = codestrings.inner_trees(scope)
+        if len(more) == len(inner):
+            break
+        inner = more
+        scope = scope_with([tree for tree, _ in inner])
+    else:
+        too_deep = True
+    return scope, {id(node): line for tree, line in inner for node in walk(tree)}, too_deep
+
+
+def _scope_risks(scope: Scope, strings: dict[int, int]) -> tuple[list[Risk], set[str]]:
     risks: list[Risk] = []
     calls: set[str] = set(scope.aliases.values()) | set(scope.stars)  # the deny list knows ``from M import *``
     for module in scope.unread_stars:  # its names cannot be read here: what they call is hidden
         if module.split(".")[0] in HIDDEN:
             risks.append(Risk("eval", f"from {module} import *", "imports every name of a module with risky "
                               "calls, hiding which it calls"))
+    # Risky functions handed on, not called; first, so that a call's own reason wins on its line.
+    for node, kind, name, why in values.value_risks(scope):
+        calls.add(name)
+        risks.extend(_placed(node, [Risk(kind, name, why, getattr(node, "lineno", 0))], strings))
     for node in scope.nodes:
         if isinstance(node, _JUDGED):  # most nodes are names, constants, operators: not a call for each
-            risks.extend(_node_risks(node, scope, calls))
+            risks.extend(_placed(node, _node_risks(node, scope, calls), strings))
     # The magic's settings, its object and our package: the person's, never the model's (#38).
     risks.extend(Risk(ownsettings.KIND, what, why, line) for what, why, line in ownsettings.reach_findings(scope))
     return risks, calls
+
+
+def _placed(node: ast.AST, risks: list[Risk], strings: dict[int, int]) -> list[Risk]:
+    """A node's risks at the line of the call that runs it from a string, when it is in one."""
+    if id(node) not in strings:
+        return risks
+    return [replace(r, why=f"{r.why} (in a string run as code)", line=strings[id(node)]) for r in risks]
 
 
 # The only nodes _node_risks finds anything in.
@@ -137,18 +178,19 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
     line = getattr(node, "lineno", 0)
     aliases = scope.aliases
     if isinstance(node, ast.Call):
-        name = dotted(node.func, aliases)
+        name = resolved(node.func, scope)
         if name is None and isinstance(node.func, ast.Attribute):
             name = f"<expr>.{node.func.attr}"  # Path('x').unlink(): the method still tells
         bound = scope.values.get(node.func.id) if isinstance(node.func, ast.Name) else None
-        if (name is None and computed_lookup(node.func, aliases)) or (
-                bound is not None and computed_lookup(bound, aliases)):  # or f = globals()[k]; f(...)
+        if (name is None and lookups.in_kernel_computed(node.func, aliases)) or (
+                bound is not None and lookups.in_kernel_computed(bound, aliases)):  # or f = globals()[k]; f(...)
             return [Risk("eval", "globals()[…]", "calls a name looked up in the kernel's namespace at run time",
                          line)]
         if name is None:
             return []
-        name = in_kernel(name, lambda head: scope.kernel.get(head) or aliases.get(head))
         calls.add(name)
+        if "__dict__" in name and dotted(node, aliases) is None:  # vars(subprocess).items(), not .get('run')
+            return [Risk(*whole, line)] if (whole := lookups.namespace_risk(name)) is not None else []
         if name == "setattr" and node.args and dotted(node.args[0], aliases) in (
                 "builtins", "__builtins__", "sys", "sys.modules"):
             return [Risk("builtins", "setattr", "changes Python's builtins or sys", line)]
@@ -156,14 +198,12 @@ def _node_risks(node: ast.AST, scope: Scope, calls: set[str]) -> list[Risk]:
             magic = (literal_str(node.args[0]) or "").lower()
             if name == "get_ipython().magic":  # the old API: magic('cd ..')
                 magic = magic.lstrip("%").split(" ", 1)[0]
-            if magic in RISKY_MAGICS:
-                return [Risk("write" if magic in WRITE_MAGICS else "shell", f"%{magic}", RISKY_MAGICS[magic], line)]
             if settings := ownsettings.magic_findings(magic, _magic_line(node, name)):
                 return [Risk(ownsettings.KIND, what, why, line) for what, why in settings]
-            dropped = sql.magic_findings(node, scope) if magic == "sql" else []
-            return [Risk("delete", "%sql", why, line) for why in dropped]
-        if name in ("getattr", "importlib.import_module", "__import__", "importlib.__import__"):
-            return _lookup_risks(node, name, scope, line)
+        if (run := codestrings.code_risks(node, name, scope)) is not None:  # strings run as code, magics
+            return [Risk(*found) for found in run]
+        if name == "getattr" or name in IMPORTERS:
+            return [Risk(*found, line) for found in lookups.lookup_risks(node, name, scope)]
         if settings := ownsettings.call_findings(node, name, scope):
             return [Risk(ownsettings.KIND, what, why, line) for what, why in settings]
         found = writes.write_findings(node, name, scope)
@@ -206,39 +246,6 @@ def _magic_line(node: ast.Call, name: str) -> str | None:
         text = literal_str(node.args[0])
         return None if text is None else (text.lstrip("%").split(" ", 1) + [""])[1]
     return literal_str(node.args[1]) if len(node.args) > 1 else ""
-
-
-def computed_lookup(node: ast.AST, aliases: dict[str, str]) -> bool:
-    """``globals()[name]``, ``globals().get(name)`` (or ``pop``, ``setdefault``, ``__getitem__``),
-    ``getattr(__main__, name)`` with a name the code computes: whatever the kernel holds under
-    it -- its ``run`` as much as anything -- when it is called."""
-    if isinstance(node, ast.Subscript):
-        return dotted(node.value, aliases) == "__main__" and literal_str(node.slice) is None
-    if not isinstance(node, ast.Call) or not node.args:
-        return False
-    func = dotted(node.func, aliases)
-    if func in NAMESPACE_LOOKUPS:
-        return literal_str(node.args[0]) is None
-    return func == "getattr" and len(node.args) > 1 and dotted(node.args[0], aliases) == "__main__" \
-        and literal_str(node.args[1]) is None
-
-
-def _lookup_risks(node: ast.Call, name: str, scope: Scope, line: int) -> list[Risk]:
-    """getattr and imports by a string: judged as what they reach when the string is a literal."""
-    target = dotted(node, scope.aliases)  # getattr(os, 'system') -> os.system; import_module('os') -> os
-    if name == "getattr":
-        if target is not None:
-            risky = risky_call(target)
-            return [] if risky is None else [Risk(risky[1], target, f"{risky[2]} (looked up with getattr)", line)]
-        owner = dotted(node.args[0], scope.aliases) if node.args else None
-        if owner is not None and owner.split(".")[0] in HIDDEN and len(node.args) > 1:
-            return [Risk("eval", "getattr", f"looks up a name in {owner} computed at run time", line)]
-        return []  # getattr(df, column): ordinary
-    if target is None:
-        return [Risk("eval", name, "imports a module whose name is computed at run time", line)]
-    if name.endswith("__import__") or target.split(".")[0] in HIDDEN:
-        return [Risk("eval", name, f"imports {target!r} by a string, hiding what it calls", line)]
-    return []  # importlib.import_module('pandas'): an import like any other
 
 
 def _matches(patterns: Sequence[str], *names: str) -> str | None:

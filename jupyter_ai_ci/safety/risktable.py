@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from fnmatch import translate
 
+_UNPICKLES = "unpickles data, which can run any code"
 _CHDIR = "changes the working directory (relative writes after it land outside it)"
 # Flagged for review, yet undone by a rollback (safety/transaction.py goes back to the working
 # directory): not an effect that stays after a failed attempt, nor one that keeps a vote to one candidate.
@@ -20,11 +21,15 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("os.popen", "process", "runs a shell command"),
     ("os.exec*", "process", "replaces the kernel process"),
     ("os.spawn*", "process", "starts a process"),
+    ("os.posix_spawn*", "process", "starts a process"),
+    ("os.startfile", "process", "starts a program"),
     ("os.fork*", "process", "forks the kernel"),
     ("os.kill*", "process", "sends a signal to a process"),
     ("subprocess.*", "process", "starts a process"),
     ("pty.*", "process", "starts a process on a terminal"),
     ("asyncio.create_subprocess_*", "process", "starts a process"),
+    ("IPython.utils.process.system", "process", "runs a shell command"),
+    ("IPython.utils.process.getoutput*", "process", "runs a shell command"),
     ("os.remove", "delete", "deletes a file"),
     ("os.unlink", "delete", "deletes a file"),
     ("os.rmdir", "delete", "deletes a directory"),
@@ -58,6 +63,27 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("compile", "eval", "compiles a string as code"),
     ("runpy.*", "eval", "runs another module or file as code"),
     ("*.exec_module", "eval", "runs a module's code"),
+    # Strings run as code where no string is in sight (safety/codestrings.py reads those that are).
+    ("code.interact", "eval", "runs what is typed as code"),
+    ("code.Interactive*", "eval", "runs strings as code"),
+    ("code.compile_command", "eval", "compiles a string as code"),
+    ("codeop.*", "eval", "compiles a string as code"),
+    ("timeit.main", "eval", "runs strings as code"),
+    ("get_ipython().run_code", "eval", "runs a code object"),
+    ("get_ipython().run_ast_nodes", "eval", "runs code built at run time"),
+    ("get_ipython().runcode", "eval", "runs a code object"),
+    ("get_ipython().safe_*", "eval", "runs a file or module as code"),
+    # Deserialising runs whatever code the data names (more in safety/codestrings.py).
+    ("pickle.load*", "eval", _UNPICKLES),
+    ("pickle.Unpickler", "eval", _UNPICKLES),
+    ("_pickle.load*", "eval", _UNPICKLES),
+    ("_pickle.Unpickler", "eval", _UNPICKLES),
+    ("dill.load*", "eval", _UNPICKLES),
+    ("dill.Unpickler", "eval", _UNPICKLES),
+    ("cloudpickle.load*", "eval", _UNPICKLES),
+    ("shelve.open", "eval", "opens a shelf, whose values are unpickled (which can run any code)"),
+    ("marshal.load*", "eval", "loads code objects from data"),
+    ("jsonpickle.decode", "eval", "decodes objects by their class names, which can run any code"),
     ("ctypes.*", "ctypes", "calls native code directly"),
     ("cffi.*", "ctypes", "calls native code directly"),
     ("exit", "exit", "ends the kernel"),
@@ -69,6 +95,7 @@ RISKY_CALLS: tuple[tuple[str, str, str], ...] = (
     ("get_ipython().system", "shell", "runs a shell command (!)"),
     ("get_ipython().getoutput", "shell", "runs a shell command (!!)"),
     ("get_ipython().system_piped", "shell", "runs a shell command"),
+    ("get_ipython().system_raw", "shell", "runs a shell command"),
 )
 # Line and cell magics that reach the shell, the kernel or the environment.
 RISKY_MAGICS = {
@@ -79,15 +106,33 @@ RISKY_MAGICS = {
     "writefile": "writes a file", "killbgscripts": "kills processes", "perl": "runs a script",
     "ruby": "runs a script", "python": "runs a separate Python process", "powershell": "runs a script",
     "cd": _CHDIR, "pushd": _CHDIR, "popd": _CHDIR,
+    "python2": "runs a separate Python process", "python3": "runs a separate Python process",
+    "pypy": "runs a separate Python process", "!": "runs a shell script", "file": "writes a file",
+    "uv": "installs packages", "micromamba": "installs packages", "run": "runs a file as code",
+    "rerun": "runs earlier input again", "edit": "starts an editor", "ed": "starts an editor",
+    "save": "writes a file", "logstart": "writes a log file", "notebook": "writes a notebook file",
+    "pastebin": "uploads input to a pastebin", "sc": "runs a shell command",
+    # IPython's shell aliases (issue #38, item 3): a shell command line each, $(...) and all, and
+    # the magics that make more of them.
+    **dict.fromkeys(("cat", "clear", "cp", "ldir", "less", "lf", "lk", "ll", "ls", "lx", "man", "mkdir", "more"),
+                    "runs a shell command (an alias)"),
+    "alias": "makes a magic that runs a shell command", "rehashx": "makes every program on the PATH a magic",
 }
 WRITE_MAGICS = {"cd", "pushd", "popd"}  # judged as writes: the allow list's "write" covers them
-# Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call.
-HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))}
+# Magics that run their line or cell as Python in the kernel: what it holds is read (safety/codestrings.py).
+CODE_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
+# Modules whose import by a string, or whose attributes looked up by a computed name, hide a risky call
+# (IPython is imported for its display and its shell: one risky helper does not make it one of these).
+HIDDEN = {p.split(".")[0] for p, _, _ in RISKY_CALLS if "." in p and not p.startswith(("*", "get_ipython"))} - {
+    "IPython"}
 # Every pattern in one regex, alternatives in RISKY_CALLS' order, so the first that matches wins as
 # in a loop: fifty fnmatchcase calls for each call in the code cost more than the rest of the scan.
 _RISKY_CALL = re.compile("|".join(f"(?P<p{i}>{translate(p)})" for i, (p, _, _) in enumerate(RISKY_CALLS)))
 HIDDEN |= {"builtins", "__builtins__", "importlib", "posix", "nt", "shutil", "runpy", "code", "marshal",
-            "pickle", "multiprocessing", "signal"}
+            "pickle", "multiprocessing", "signal", "timeit"}
+# The modules whose functions the kernel's names are read as (safety/kernelnames.py): also those
+# whose functions run what they are given (``from operator import methodcaller`` in a user's cell).
+KERNEL_NAMED = frozenset(HIDDEN | {"operator"})
 
 
 def risky_call(name: str) -> tuple[str, str, str] | None:

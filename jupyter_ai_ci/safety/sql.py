@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
-from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_text
+from jupyter_ai_ci.safety.astutil import Scope, dotted
+from jupyter_ai_ci.safety.literals import literal_text
 
 # The last part of a call's name that takes SQL as its first argument:
 # cursor/connection/engine .execute*, sqlalchemy.text, pandas.read_sql*, duckdb/spark .sql/.query.

@@ -13,10 +13,12 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from jupyter_ai_ci.safety.astutil import Scope, dotted, literal_text
+from jupyter_ai_ci.safety.astutil import Scope, dotted
+from jupyter_ai_ci.safety.links import leads_out
+from jupyter_ai_ci.safety.literals import literal_text
 
 
 class Finding(NamedTuple):
@@ -30,6 +32,9 @@ class Value:
     text: str | None  # the path as far as it is known; None when only running the code tells
     pathlib: bool = False  # built with pathlib, so .rename()/.replace() on it move files
     opened: bool = False  # an open file or a buffer: where it writes was judged where it was opened
+    # Absolute, though written from the working directory (``Path.cwd() / 'x'`` is './x'): its
+    # parent is the real one, never the lexical '.' of pathlib's ``Path('.').parent``.
+    absolute: bool = False
 
 
 COMPUTED = Value(None)
@@ -39,6 +44,7 @@ _PATH_TYPES = {"Path", "PurePath", "pathlib.Path", "pathlib.PurePath", "pathlib.
 _SAME_PATH = {"str", "os.fspath", "os.path.expanduser", "os.path.expandvars", "os.path.abspath",
               "os.path.normpath", "os.path.realpath"}
 _SAME_PATH_METHODS = {"expanduser", "resolve", "absolute", "as_posix", "with_suffix", "with_name", "with_stem"}
+_ABSOLUTE = {"os.path.abspath", "os.path.realpath", "resolve", "absolute"}
 # Calls returning a file or buffer: passing it on writes where it was opened (judged there).
 _OPENERS = {"open", "io.open", "io.StringIO", "io.BytesIO", "codecs.open", "gzip.open", "bz2.open",
             "lzma.open", "tarfile.open", "zipfile.ZipFile", "pandas.ExcelWriter", "sys.stdout", "sys.stderr"}
@@ -90,13 +96,19 @@ def write_findings(node: ast.Call, name: str, scope: Scope) -> list[Finding] | N
         return [Finding(f.kind, f.why, shown_as) for f in _judge(_arg(node, 0, ("file", "name")), scope)]
     if name in _NAMED:
         index, keywords, verb, prep = _NAMED[name]
-        return _judge(_arg(node, index, keywords), scope, verb, prep)
+        found = _judge(_arg(node, index, keywords), scope, verb, prep)
+        if name in ("os.symlink", "os.link"):
+            found += _link_target(_arg(node, 0, ("src",)), _arg(node, 1, ("dst",)), name == "os.symlink", scope)
+        return found
     if method in _DATA_WRITERS and "." in name:  # df.to_csv, plt.savefig; not a bare save() of the user's
         return _judge(_arg(node, 0, _PATH_KEYWORDS), scope)
     if receiver is None or (isinstance(receiver, ast.Name) and receiver.id in scope.aliases):
         return None  # a module's function (Image.open, os.rename): the named rules above cover files
     if method in _PATH_METHODS:
-        return _judge(receiver, scope, *_PATH_METHODS[method])
+        found = _judge(receiver, scope, *_PATH_METHODS[method])
+        if method in ("symlink_to", "hardlink_to"):
+            found += _link_target(_arg(node, 0, ("target",)), receiver, method == "symlink_to", scope)
+        return found
     if method == "open":
         return _judge(receiver, scope) if _mode(node, 0) else []
     target = _arg(node, 0, ("target",))
@@ -130,19 +142,38 @@ def _judge(node: ast.expr | None, scope: Scope, verb: str = "writes", prep: str 
     if node is None:
         return []  # df.to_csv() with no path returns a string; nothing is written
     value = path_value(node, scope)
-    if value.opened:
-        return []
+    return [] if value.opened else _judged(value, node, scope, verb, prep)
+
+
+def _judged(value: Value, node: ast.expr, scope: Scope, verb: str, prep: str) -> list[Finding]:
     if value.text is None:
         return [Finding("write", f"{verb} {prep} a computed path: {_source(node)}")]
     if not scope.moved or anchored(value.text):
-        return [Finding("write", f"{verb} outside the working directory: {value.text!r}")] \
-            if escapes(value.text) else []
+        if escapes(value.text):
+            return [Finding("write", f"{verb} outside the working directory: {value.text!r}")]
     # Relative, so from where the kernel is now: something moved it from the notebook's folder.
-    if scope.moved == "?" or escapes(posixpath.join(scope.moved, value.text)):
+    elif scope.moved == "?" or escapes(posixpath.join(scope.moved, value.text)):
         where = "outside" if scope.moved == "?" else f"at {scope.moved!r} from"
         return [Finding("write", f"{verb} outside the working directory: {value.text!r} (the kernel's working "
                                  f"directory is {where} the notebook's folder)")]
-    return []
+    # Inside, as it reads; a link on the way may lead out (where this process sees the folder).
+    real = leads_out(value.text, scope.folders) if scope.folders is not None else None
+    return [] if real is None else [
+        Finding("write", f"{verb} outside the working directory: {value.text!r} (a link leads it to {real!r})")]
+
+
+def _link_target(target: ast.expr | None, link: ast.expr | None, symbolic: bool, scope: Scope) -> list[Finding]:
+    """A link's target, judged as a write to it: what is written through the link lands there
+    (issue #38, item 4).  A symbolic link's relative target is read from the link's folder."""
+    if target is None:
+        return []
+    value = path_value(target, scope)
+    if value.text is not None and symbolic and not anchored(value.text):
+        where = path_value(link, scope).text if link is not None else None
+        if where is None:
+            return []  # the link's own place is computed: asked about already
+        value = Value(posixpath.join(posixpath.dirname(where), value.text))
+    return _judged(value, target, scope, "creates a link pointing", "to")
 
 
 def shown(node: ast.expr | None, scope: Scope) -> str:
@@ -196,14 +227,19 @@ def path_value(node: ast.expr, scope: Scope, depth: int = 0) -> Value:
         return path_value(scope.values[node.id], scope, depth + 1) if node.id in scope.values else COMPUTED
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         left, right = path_value(node.left, scope, depth + 1), path_value(node.right, scope, depth + 1)
-        return Value(_join([left.text, right.text]), pathlib=True)
+        return Value(_join([left.text, right.text]), pathlib=True, absolute=left.absolute)
     if isinstance(node, ast.Attribute):
         if dotted(node, scope.aliases) in _OPENERS:
             return OPENED
         if node.attr == "parent":
-            inner = path_value(node.value, scope, depth + 1)
-            return Value(posixpath.dirname(inner.text) or "." if inner.text is not None else None, True)
+            return _parent(path_value(node.value, scope, depth + 1))
         return COMPUTED
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and node.slice.value >= 0:
+        value = path_value(node.value.value, scope, depth + 1)  # p.parents[1] is p.parent.parent
+        for _ in range(node.slice.value + 1):
+            value = _parent(value)
+        return value
     if isinstance(node, ast.Call):
         return _call_value(node, scope, depth)
     return COMPUTED
@@ -212,24 +248,46 @@ def path_value(node: ast.expr, scope: Scope, depth: int = 0) -> Value:
 def _call_value(node: ast.Call, scope: Scope, depth: int) -> Value:
     func = dotted(node.func, scope.aliases) or ""
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
-    args = [path_value(a, scope, depth + 1).text for a in node.args]
+    values = [path_value(a, scope, depth + 1) for a in node.args]
+    args = [v.text for v in values]
     if func in _PATH_TYPES:
         return Value(_join(args) if args else ".", pathlib=True)
     if func in ("pathlib.Path.home", "Path.home"):
         return Value("~", pathlib=True)
     if func in ("pathlib.Path.cwd", "Path.cwd", "os.getcwd"):
-        return Value(".", pathlib=func != "os.getcwd")
+        return Value(".", pathlib=func != "os.getcwd", absolute=True)
     if func == "os.path.join":
-        return Value(_join(args))
-    if func in _SAME_PATH and node.args:
-        return Value(args[0])
+        return Value(_join(args), absolute=bool(values) and values[0].absolute)
+    if func == "os.path.dirname" and values:
+        return replace(_parent(values[0]), pathlib=False)
+    if func in _SAME_PATH and values:
+        return Value(args[0], absolute=func in _ABSOLUTE or values[0].absolute)
     if func in _OPENERS or method == "open" or func.startswith(("tempfile.", "io.")):
         return OPENED
     if isinstance(node.func, ast.Attribute) and method in _SAME_PATH_METHODS | {"joinpath"}:
         receiver = path_value(node.func.value, scope, depth + 1)
         text = _join([receiver.text, *args]) if method == "joinpath" else receiver.text
-        return Value(text, pathlib=True)  # with_suffix() and friends stay in the same folder
+        # with_suffix() and friends stay in the same folder
+        return Value(text, pathlib=True, absolute=receiver.absolute or method in _ABSOLUTE)
     return COMPUTED
+
+
+def _parent(value: Value) -> Value:
+    """The folder a path is in.  Relative, it is pathlib's: ``Path('..').parent`` is '.'.
+    Absolute though written from the working directory (``Path.cwd()``), it is the real one:
+    ``Path.cwd().parent`` is '..' (issue #38, item 4: it was '.', inside)."""
+    if value.text is None:
+        return COMPUTED
+    if not value.absolute or anchored(value.text):
+        return Value(posixpath.dirname(value.text) or ".", True, absolute=value.absolute)
+    path = posixpath.normpath(value.text)  # '.', 'a/b', '..', '../..'
+    if path == ".":
+        parent = ".."
+    elif path == ".." or path.endswith("/.."):
+        parent = f"{path}/.."
+    else:
+        parent = posixpath.dirname(path) or "."
+    return Value(parent, True, absolute=True)
 
 
 def _join(parts: list[str | None]) -> str | None:

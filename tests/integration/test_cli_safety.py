@@ -59,11 +59,29 @@ def test_a_name_an_earlier_step_bound_does_not_hide_a_process_in_the_next(
         tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     # Step 1 binds run in a way its code alone does not tell; the kernel is asked, across the
     # kernel boundary, before step 2 is scanned.
-    model_server.script(py("import subprocess\nrun, n = subprocess.run, 0"), py("run(['touch', 'touched.txt'])"))
+    model_server.script(py("import functools, subprocess\nrun, n = functools.reduce(getattr, ['run'], subprocess), 0"),
+                        py("run(['touch', 'touched.txt'])"))
     proc = run(["a.ipynb", "--steps", "2", "--prompt", "touch it"], tmp_path)
     assert proc.returncode == 6, proc.stderr
     assert "not run: subprocess.run: starts a process (line 1)" in last_line(proc)
     assert not (tmp_path / "touched.txt").exists() and len(model_server.requests) == 2
+
+
+def test_a_write_through_a_link_out_of_the_notebooks_folder_is_refused(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    # Issue #38, item 4: the kernel says where its folders are, across the kernel boundary, and the
+    # command line, on the kernel's machine, sees the link 'home' lead out of the notebook's folder.
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / "home").symlink_to(home)
+    before = existing_notebook(work / "a.ipynb", "x = 1")
+    model_server.script(py("open('home/.bashrc', 'a').write('echo hi')"))
+    proc = run(["a.ipynb", "--prompt", "note it"], work)
+    assert proc.returncode == 6, proc.stderr
+    assert f"writes outside the working directory: 'home/.bashrc' (a link leads it to {str(home / '.bashrc')!r})" \
+        in last_line(proc)
+    assert not (home / ".bashrc").exists() and (work / "a.ipynb").read_bytes() == before
 
 
 @pytest.mark.parametrize("yes", ["--yes", "-y"])  # -y was Jupyter's own "answer yes", and approved nothing

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -137,6 +138,31 @@ def test_approval_through_stdin(kernel: KernelSession, server: ScriptedOpenAISer
     run = kernel.run("%%ask\nrun echo", answers=["n"])
     assert run.ename == "PolicyRefused" and "rejected by the user" in run.evalue
     assert kernel.value("'rejected' in dir()") == "False"
+
+
+def test_hidden_processes_and_writes_through_links_are_asked_about_and_a_no_keeps_them_from_running(
+        kernel: KernelSession, server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    """Issue #38, items 3 and 4: the question names what is hidden, the user says no, nothing happens."""
+    home, ran = tmp_path / "home", tmp_path / "ran"
+    home.mkdir()
+    kernel.run(f"import os\nos.symlink({str(home)!r}, 'home_link')\nRAN = {str(ran)!r}")  # in the kernel's folder
+    try:
+        for code, says in [
+            ("import os\nlist(map(os.system, ['touch ' + RAN]))",
+             "os.system: runs a shell command (passed on as a value"),
+            ("get_ipython().system_raw('touch ' + RAN)", "get_ipython().system_raw: runs a shell command"),
+            ("get_ipython().run_cell(\"import os; os.system('touch ' + RAN)\")",
+             "os.system: runs a shell command (in a string run as code)"),
+            ("open('home_link/.bashrc', 'a').write('echo hi')",
+             f"outside the working directory: 'home_link/.bashrc' (a link leads it to {str(home / '.bashrc')!r})"),
+        ]:
+            server.script(py(code))
+            run = kernel.run("%%ask --retries 0\ndo it", answers=["n"])
+            assert run.ename == "PolicyRefused" and "rejected by the user" in run.evalue, code
+            assert run.prompts == ["Run this code? [y/N] "] and says in run.stdout, run.stdout
+            assert not ran.exists() and not (home / ".bashrc").exists()
+    finally:
+        kernel.run("os.remove('home_link')")
 
 
 def test_exit_is_refused_or_caught_and_the_kernel_lives(kernel: KernelSession,

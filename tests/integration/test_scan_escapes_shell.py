@@ -16,15 +16,6 @@ def py(code: str) -> str:
     return f"Here it is.\n```python\n{code}\n```\n"
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The notebook's folder, one level below files the user did not offer."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def refused(ip: Any, model_server: ScriptedOpenAIServer, code: str) -> str:
     model_server.script(py(code))
     result = ip.run_cell("%%ask --retries 0\nsave the summary")
@@ -129,12 +120,15 @@ def test_names_the_users_own_cells_bound_do_not_hide_a_risky_call(
     ("from subprocess import run", "run(['touch', RAN])", "subprocess.run: starts a process"),
     ("from os import *", "system('touch ' + RAN)", "os.system: runs a shell command"),
     ("import os\nsh = os.system", "sh('touch ' + RAN)", "os.system: runs a shell command"),
-    # Ways the step's code alone does not tell: the kernel is asked between the steps.
-    ("import subprocess\nrun, n = subprocess.run, 0", "run(['touch', RAN])", "subprocess.run: starts a process"),
-    ("import subprocess\nglobals()['run'] = subprocess.run", "run(['touch', RAN])",
-     "subprocess.run: starts a process"),
-    ("import subprocess\nfor run in [subprocess.run]:\n    pass", "run(['touch', RAN])",
-     "subprocess.run: starts a process"),
+    # Ways the step's code alone does not tell: the kernel is asked between the steps.  (Handing on
+    # subprocess.run by name -- ``run, n = subprocess.run, 0`` -- is asked about at step 1 itself
+    # since issue #38: tests/unit/test_risk_table.py.)
+    ("import functools, subprocess\nrun, n = functools.reduce(getattr, ['run'], subprocess), 0",
+     "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("import functools, subprocess\nglobals()['run'] = functools.reduce(getattr, ['run'], subprocess)",
+     "run(['touch', RAN])", "subprocess.run: starts a process"),
+    ("import functools, subprocess\nfor run in [functools.reduce(getattr, ['run'], subprocess)]:\n    pass",
+     "run(['touch', RAN])", "subprocess.run: starts a process"),
 ])
 def test_a_name_an_earlier_step_bound_does_not_hide_a_risky_call_in_the_next(
         ip: Any, model_server: ScriptedOpenAIServer, work: Path, tmp_path: Path, setup: str, call: str,

@@ -121,7 +121,9 @@ def test_a_candidate_that_writes_outside_the_folder_stays_one_candidate(
     outside = tmp_path / "outside"
     outside.mkdir()
     (folder / "link.txt").symlink_to(outside / "target.txt")
-    model_server.script(py("open('link.txt', 'w').write('x')\n5"), Reply("unused"))
+    # A helper of the person's writes through the link: the scan sees only save(), the transaction the write.
+    ip.run_cell("def save():\n    open('link.txt', 'w').write('x')", store_history=True)
+    model_server.script(py("save()\n5"), Reply("unused"))
     assert ip.run_cell("%%ask --candidates 3 --yes --no-answer\nFive?", store_history=True).success
     out = capsys.readouterr().out
     assert "1 candidate (cannot be undone: wrote" in out
