@@ -9,9 +9,9 @@
  */
 import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
+import { keepBar, runInCell } from './cellbar';
 import { button, watchCodeCells } from './fix';
 
 const BAR = 'jp-aici-usebar';
@@ -40,42 +40,28 @@ function othersOf(cell: CodeCell): { others: IOther[]; sure: boolean } {
 /** The cell again, as ``%%ask --use N`` with its own request, in its own output area. */
 async function use(panel: NotebookPanel, cell: CodeCell, candidate: number): Promise<void> {
   const source = cell.model.sharedModel.getSource();
-  const body = source.split('\n').slice(1).join('\n');
-  const kernel = panel.sessionContext.session?.kernel;
-  if (!kernel || !source.startsWith('%%ask')) {
-    return;
-  }
-  const future = kernel.requestExecute({ code: `%%ask --use ${candidate}\n${body}`, store_history: false }, false, {
-    cellId: cell.model.id
-  });
-  cell.outputArea.future = future; // its outputs replace the cell's, as a run of the cell does
-  const reply = (await future.done) as KernelMessage.IExecuteReplyMsg;
-  if (reply.content.status === 'ok' && typeof reply.content.execution_count === 'number') {
-    cell.model.executionCount = reply.content.execution_count;
+  if (source.startsWith('%%ask')) {
+    await runInCell(panel, cell, `%%ask --use ${candidate}\n${source.split('\n').slice(1).join('\n')}`);
   }
 }
 
 function fit(panel: NotebookPanel, cell: CodeCell): void {
-  const update = () => {
-    cell.node.querySelector(`:scope > .${BAR}`)?.remove();
+  keepBar(cell, BAR, () => {
     const { others, sure } = othersOf(cell);
-    if (others.length === 0 || cell.isDisposed) {
-      return;
+    if (others.length === 0) {
+      return [];
     }
-    const host = document.createElement('div');
-    host.className = BAR;
     const label = document.createElement('span');
     label.className = 'jp-aici-uselabel';
     label.textContent = sure ? 'Other results:' : 'Not sure — other results:';
-    host.append(label);
-    for (const o of others) {
-      const title = `Use candidate ${o.candidate}'s result (${o.count} of the candidates): its code runs once, no model call, and replaces the generated cells`;
-      host.append(button(`Use ${o.shown}`, title, () => void use(panel, cell, o.candidate), 'use'));
-    }
-    cell.node.appendChild(host);
-  };
-  cell.model.outputs.changed.connect(update);
-  update();
+    return [
+      label,
+      ...others.map(o => {
+        const title = `Use candidate ${o.candidate}'s result (${o.count} of the candidates): its code runs once, no model call, and replaces the generated cells`;
+        return button(`Use ${o.shown}`, title, () => void use(panel, cell, o.candidate), 'use');
+      })
+    ];
+  });
 }
 
 /** Give every %%ask cell whose candidates disagreed its "use this one" buttons. */

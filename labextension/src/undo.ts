@@ -9,9 +9,9 @@
  */
 import { CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
+import { keepBar, runInCell } from './cellbar';
 import { button, watchCodeCells } from './fix';
 
 const BAR = 'jp-aici-undobar';
@@ -29,48 +29,27 @@ function undoOf(cell: CodeCell): string | null {
 }
 
 async function undo(panel: NotebookPanel, cell: CodeCell, id: string): Promise<void> {
-  const kernel = panel.sessionContext.session?.kernel;
-  if (!kernel) {
-    return;
-  }
   // After a restart the magic may not be loaded yet: loaded first (quietly), so the line that
-  // says there is nothing to undo is the kernel's, not an unknown-magic error.
+  // says there is nothing to undo is the kernel's, not an unknown-magic error.  The line replaces
+  // the status, as a run of the cell would.
   const code =
     "if 'ask' not in get_ipython().magics_manager.magics['line']:\n" +
     "    get_ipython().run_line_magic('load_ext', 'jupyter_ai_ci')\n" +
     `get_ipython().run_line_magic('ask', 'undo ${id}')\n`;
-  const future = kernel.requestExecute({ code, store_history: false }, false, {
-    cellId: cell.model.id
-  });
-  cell.outputArea.future = future; // the line replaces the status, as a run of the cell would
-  const reply = (await future.done) as KernelMessage.IExecuteReplyMsg;
-  if (reply.content.status === 'ok' && typeof reply.content.execution_count === 'number') {
-    cell.model.executionCount = reply.content.execution_count;
-  }
+  await runInCell(panel, cell, code);
 }
 
 function fit(panel: NotebookPanel, cell: CodeCell): void {
-  const update = () => {
-    cell.node.querySelector(`:scope > .${BAR}`)?.remove();
+  keepBar(cell, BAR, () => {
     const id = undoOf(cell);
-    if (id === null || cell.isDisposed) {
-      return;
+    if (id === null) {
+      return [];
     }
-    const host = document.createElement('div');
-    host.className = BAR;
-    host.append(
-      button(
-        'Undo',
-        "Undo this request: the kernel's variables, environment and files go back to before it, " +
-          'and the cells it inserted are taken out (%ask undo)',
-        () => void undo(panel, cell, id),
-        'undo'
-      )
-    );
-    cell.node.appendChild(host);
-  };
-  cell.model.outputs.changed.connect(update);
-  update();
+    const title =
+      "Undo this request: the kernel's variables, environment and files go back to before it, " +
+      'and the cells it inserted are taken out (%ask undo)';
+    return [button('Undo', title, () => void undo(panel, cell, id), 'undo')];
+  });
 }
 
 /** Give every %%ask cell whose request can be undone its Undo button. */
