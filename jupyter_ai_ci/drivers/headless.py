@@ -42,6 +42,7 @@ from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
 from jupyter_ai_ci.safety.astutil import parse_cell, walk
+from jupyter_ai_ci.safety.undostack import Limits
 
 EXIT_OK = 0
 EXIT_GAVE_UP = 1  # every attempt raised
@@ -143,7 +144,7 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
     s = session.settings
     executor = KernelExecutor(connection, timeout=kernel.timeout, receive_timeout=kernel.receive_timeout,
                               max_output_chars=s.max_output_chars, snapshot_max_bytes=s.snapshot_max_bytes,
-                              undo_on_cancel=False)  # the kernel is shut down below
+                              undo_on_cancel=False, undo=Limits.of(s))  # the kernel is shut down below
     try:
         if not await executor.transactions.probe() and reporter is not None:
             # Said up front: a failure later would otherwise be the first the user hears of it.

@@ -38,6 +38,7 @@ from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
+from jupyter_ai_ci.safety.undostack import Limits
 
 class PrintReporter:
     """Tells the user what happens by printing: works in every frontend
@@ -192,7 +193,7 @@ class MagicDriver:
         # every figure would appear twice.  The attempts' sections still show them as text.
         show = not (rich and frontend_info(self.shell) is not None)
         executor = ShellExecutor(self.shell, m.max_output_chars, m.execution_timeout, m.snapshot_max_bytes,
-                                 show=show, undo=magic_undo.limits(m))
+                                 show=show, undo=Limits.of(m))
         self._request = executor.request
         self.last_timings = Timings()
         try:

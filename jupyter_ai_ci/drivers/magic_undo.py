@@ -22,7 +22,6 @@ from jupyter_ai_ci.run import undo
 from jupyter_ai_ci.run.request import Result, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety import remote, undostack
-from jupyter_ai_ci.safety.undostack import Limits
 
 USAGE = "%ask undo takes the last request back; %ask undo N the last N (newest first)"
 
@@ -33,10 +32,6 @@ class Host(Protocol):
     shell: Any
     session: Session
     settings: AICISettings
-
-
-def limits(settings: AICISettings) -> Limits:
-    return Limits(settings.undo_keep, settings.undo_memory, settings.undo_file_cap)
 
 
 def note_request(driver: Host, request_id: str, run: Run, result: Result, cells: tuple[str, ...]) -> str:
@@ -83,6 +78,6 @@ def _parse(words: list[str]) -> tuple[int, str]:
     word = words[0]
     if word.isdigit() and int(word) >= 1:
         return int(word), ""
-    if all(c in "0123456789abcdef" for c in word) and len(word) == 12:
+    if undostack.REQUEST_ID.fullmatch(word):
         return 1, word
     raise UsageError(USAGE)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import secrets
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -25,7 +24,7 @@ from jupyter_ai_ci.events import ErrorInfo, Execute, ExecutionResult, Transactio
 from jupyter_ai_ci.executors import pip
 from jupyter_ai_ci.executors.capture import standin
 from jupyter_ai_ci.safety import remote
-from jupyter_ai_ci.safety.undostack import Limits
+from jupyter_ai_ci.safety.undostack import Limits, new_request_id
 from jupyter_ai_ci.text import head_tail, strip_ansi
 
 Send = Callable[[dict[str, Any]], None]
@@ -95,7 +94,7 @@ class FrontendExecutor:
                  scratch: bool = False, undo: Limits | None = None) -> None:
         self.send = send
         self.undo = undo or Limits()
-        self.request = secrets.token_hex(6)  # groups this run's attempts for an undo in the kernel
+        self.request = new_request_id()  # groups this run's attempts for an undo in the kernel
         # True: the panel runs each block in the kernel without making it a cell (a fix tried
         # before it is offered: the cell it would replace changes only when it is accepted).
         self.scratch = scratch

@@ -16,7 +16,6 @@ transactional (see ``transaction.py``).
 from __future__ import annotations
 
 import importlib
-import secrets
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -30,7 +29,7 @@ from jupyter_ai_ci.executors.capture import OutputRecorder, Tee
 from jupyter_ai_ci.executors.watchdog import AttemptTimeout, Watchdog
 from jupyter_ai_ci.safety import undostack
 from jupyter_ai_ci.safety.transaction import Transaction
-from jupyter_ai_ci.safety.undostack import Limits
+from jupyter_ai_ci.safety.undostack import Limits, new_request_id
 from jupyter_ai_ci.text import clean
 
 # The shell attribute holding the exception of the attempt that just failed (see showtraceback).
@@ -82,7 +81,7 @@ class ShellExecutor:
         self.shell = shell
         # The request's attempts are kept for %ask undo under this id, within the person's limits.
         self.undo = undo or Limits()
-        self.request = secrets.token_hex(6)
+        self.request = new_request_id()
         # False: record the outputs without showing them under the running cell (they are shown
         # elsewhere: in the cells the labextension inserts).
         self.show = show

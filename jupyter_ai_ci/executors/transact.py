@@ -11,7 +11,6 @@ error; that is "cannot undo", remembered so later attempts skip the round trip.
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from jupyter_ai_ci.errors import KernelDied, KernelError
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.safety import remote
-from jupyter_ai_ci.safety.undostack import Limits
+from jupyter_ai_ci.safety.undostack import Limits, new_request_id
 
 CANNOT_UNDO = TransactionReport(supported=False)
 WHY_NOT = ("this kernel cannot undo a failed attempt (jupyter_ai_ci is not installed in its environment); "
@@ -33,7 +32,7 @@ class RemoteTransactions:
                  timeout: float | None = 600.0, undo: Limits | None = None) -> None:
         self.kernel = kernel
         self.undo = undo or Limits()
-        self.request = secrets.token_hex(6)  # groups this run's attempts for an undo in the kernel
+        self.request = new_request_id()  # groups this run's attempts for an undo in the kernel
         self.max_bytes = max_bytes
         self.receive_timeout = receive_timeout
         self.timeout = timeout  # a snapshot is bounded by max_bytes; this only guards a wedged kernel

@@ -14,6 +14,8 @@ person or another process) is left as it is and said ("changed since; not restor
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from builtins import isinstance, len, list, reversed, sorted  # noqa: UP029 -- bound once: the kernel may patch them
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +27,12 @@ from jupyter_ai_ci.safety.transaction import _MISSING, Kept, restore_copy
 from jupyter_ai_ci.text import human_size
 
 ATTRIBUTE = "_jupyter_ai_ci_undo"  # the shell's attribute holding its stack
+# The id a request's attempts are kept under: every executor makes one, the Undo buttons send it back.
+REQUEST_ID = re.compile(r"[0-9a-f]{12}")
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(6)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,11 @@ class Limits:
     keep: int = 10
     memory: int = 1 << 30
     file_cap: int = 256 << 20
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        """From ``AICISettings`` (or anything with its three traits)."""
+        return cls(settings.undo_keep, settings.undo_memory, settings.undo_file_cap)
 
 
 @dataclass

@@ -13,9 +13,9 @@ import { JSONObject } from '@lumino/coreutils';
 
 import { keepBar, runInCell } from './cellbar';
 import { button, watchCodeCells } from './fix';
+import { REQUEST_ID } from './transcript';
 
 const BAR = 'jp-aici-undobar';
-const REQUEST_ID = /^[0-9a-f]{12}$/;
 
 /** The id of the request the cell's %%ask display keeps a way back for, or null. */
 function undoOf(cell: CodeCell): string | null {

@@ -35,6 +35,7 @@ from jupyter_ai_ci.run import fixcell
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.held import HeldAttempt
 from jupyter_ai_ci.run.request import Options
+from jupyter_ai_ci.safety.undostack import Limits
 
 MAX_TRACEBACK_LINES = 200
 # The fixed cell's record of what it held: not METADATA_KEY, which marks cells a request
@@ -138,7 +139,7 @@ class SidebarFix(SidebarRun):
                        "step": 0})
         s = session.settings
         self.executor = FrontendExecutor(self.send, None, {}, s.max_output_chars, in_kernel,
-                                         s.snapshot_max_bytes, scratch=True)
+                                         s.snapshot_max_bytes, scratch=True, undo=Limits.of(s))
         self.held = HeldAttempt(self.executor)
         result = await run_async(run, RemoteKernel(in_kernel), self.held, PanelReporter(self.send, self.executor),
                                  self, notebook=())

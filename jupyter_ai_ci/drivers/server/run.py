@@ -147,7 +147,7 @@ class SidebarRun:
 
         self.executor = FrontendExecutor(self.send, msg.anchor_cell_id, meta, s.max_output_chars,
                                          in_kernel, s.snapshot_max_bytes, install,
-                                         undo=Limits(s.undo_keep, s.undo_memory, s.undo_file_cap))
+                                         undo=Limits.of(s))
         result = await run_async(run, RemoteKernel(in_kernel), self.executor,
                                  PanelReporter(self.send, self.executor), self, notebook=msg.cells)
         if self.executor.cells:

@@ -9,7 +9,6 @@ out (the cells to take out, which the panel deletes only if they are generated o
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,9 @@ from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.notebook.replay import ReplayStore
 from jupyter_ai_ci.run import undo
 from jupyter_ai_ci.safety import remote
-from jupyter_ai_ci.safety.undostack import Limits
+from jupyter_ai_ci.safety.undostack import REQUEST_ID, Limits
 
 UNDO_TIMEOUT = 120.0  # seconds: restoring a large frame or many files takes a while
-REQUEST_ID = re.compile(r"[0-9a-f]{12}")  # FrontendExecutor.request
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class SidebarUndo:
         calls = KernelCalls(self.kernel_manager, msg.kernel_id)
         try:
             value = await calls.expression(remote.expression(
-                "undo", only=msg.request, limits=Limits(s.undo_keep, s.undo_memory, s.undo_file_cap)), UNDO_TIMEOUT)
+                "undo", only=msg.request, limits=Limits.of(s)), UNDO_TIMEOUT)
         finally:
             calls.close()
         folder = notebook_folder(self.root_dir, msg.path)
