@@ -164,7 +164,7 @@ class Transaction:
         self.saved.clear()
         self.open = True
         self.changed = may_change(blocks)
-        self.cwd = _cwd()
+        self.cwd = current_dir()
         self.moves = any(_MOVES.search(code) for code in blocks)
         self._code = "\n".join(blocks)
         self._begin_outside()
@@ -232,17 +232,11 @@ class Transaction:
         rebound = [n for n in _differ(self.bindings, self.ns) if mine(n)]
         for name in rebound:
             self.ns[name] = self.bindings[name]
-        failed: list[str] = []
-        for name, s in self.saved.items():
-            try:
-                restore_copy(s)
-            except Exception as exc:  # noqa: BLE001 -- fall back to the copy itself: the name is right, aliases are not
-                self.ns[name] = s.copy
-                failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
+        _, failed = restore_saved(self.saved, self.ns)
         restored = sorted(set(self.saved) | {n for n in rebound if not _ipython_name(n)})
         # A held fix rejected later (``only_changed``) goes back only if its own code moves:
         # a ``%cd`` the user ran since then stays.
-        now = _cwd()
+        now = current_dir()
         if not self.cwd and now and self.moves:
             failed.append(f"the working directory (the attempt began in a deleted folder; it is now {now})")
         elif self.cwd and now != self.cwd and (not only_changed or self.moves):
@@ -258,18 +252,12 @@ class Transaction:
 
     def _rollback_outside(self) -> tuple[list[str], list[str]]:
         """The process and the files back as they were; (what was restored, what was not)."""
-        restored: list[str] = []
-        kept: list[str] = []
-        if self.process is not None:
-            back = procstate.restore(self.sealed if self.sealed is not None else procstate.diff(self.process))
-            restored += back.restored
-            kept += back.kept
-        if self.journal is not None:
-            self.journal.stop()
-            files, not_files = self.journal.restore(later=self.sealed is not None)
-            restored += files
-            kept += [f"not undone: {k}" for k in not_files]
-        return restored, kept
+        if self.process is None or self.journal is None:
+            return [], []
+        self.journal.stop()
+        changes = self.sealed if self.sealed is not None else procstate.diff(self.process)
+        restored, kept, files = undo_outside(changes, self.journal, later=self.sealed is not None)
+        return restored, kept + [f"not undone: {k}" for k in files]
 
     def handover(self) -> Kept | None:
         """Commit, and give what would undo the attempt to whoever keeps it (``%ask undo``):
@@ -289,7 +277,7 @@ class Transaction:
         if self.sealed is None:
             self.journal.seal()
         process = self.sealed if self.sealed is not None else procstate.diff(self.process)
-        now = _cwd()
+        now = current_dir()
         size = sum(s.size for s in self.saved.values()) + self.journal.bytes_kept + sum(
             estimate_size(old, self.max_bytes) for old, _ in rebound.values())
         kept = Kept(created, rebound, dict(self.saved), process, self.journal,
@@ -345,7 +333,31 @@ def _roots(cwd: str) -> list[str]:
     return [os.path.realpath(cwd)] if cwd else []
 
 
-def _cwd() -> str:
+def restore_saved(saved: dict[str, Saved], ns: MutableMapping[str, Any]) -> tuple[list[str], list[str]]:
+    """Put each copy's contents back into its object; (the names restored in place, "name (why)"
+    for those only restored as a copy)."""
+    done: list[str] = []
+    failed: list[str] = []
+    for name, s in saved.items():
+        try:
+            restore_copy(s)
+            done.append(name)
+        except Exception as exc:  # noqa: BLE001 -- fall back to the copy itself: the name is right, aliases are not
+            ns[name] = s.copy
+            failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
+    return done, failed
+
+
+def undo_outside(changes: list[procstate.Change], journal: Journal,
+                 later: bool) -> tuple[list[str], list[str], list[str]]:
+    """The process's ``changes`` and ``journal``'s files put back; (restored, process state not
+    restored, files not restored).  ``later``: only what is still as the attempt left it."""
+    back = procstate.restore(changes)
+    files, kept_files = journal.restore(later=later)
+    return back.restored + files, back.kept, kept_files
+
+
+def current_dir() -> str:
     try:
         return os.getcwd()
     except OSError:  # the directory the kernel stands in was deleted: nothing to go back to

@@ -21,9 +21,8 @@ from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_ai_ci.safety import procstate
 from jupyter_ai_ci.safety.maychange import may_change
-from jupyter_ai_ci.safety.transaction import _MISSING, Kept, restore_copy
+from jupyter_ai_ci.safety.transaction import _MISSING, Kept, current_dir, restore_saved, undo_outside
 from jupyter_ai_ci.text import human_size
 
 ATTRIBUTE = "_jupyter_ai_ci_undo"  # the shell's attribute holding its stack
@@ -175,13 +174,9 @@ def _codes(entry: Entry) -> list[str]:
 
 
 def _undo_one(kept: Kept, ns: MutableMapping[str, Any], out: Undone) -> None:
-    for name, saved in kept.saved.items():
-        try:
-            restore_copy(saved)
-            out.restored.append(name)
-        except Exception as exc:  # noqa: BLE001 -- the copy itself stands in: the name is right, aliases are not
-            ns[name] = saved.copy
-            out.not_undone.append(f"{name} (restored as a copy: {type(exc).__name__})")
+    done, failed = restore_saved(kept.saved, ns)
+    out.restored += done
+    out.not_undone += failed
     for name, (before, _) in kept.rebound.items():
         if before is _MISSING:
             ns.pop(name, None)
@@ -192,27 +187,17 @@ def _undo_one(kept: Kept, ns: MutableMapping[str, Any], out: Undone) -> None:
     for name in kept.created:
         ns.pop(name, None)
         out.dropped.append(name)
-    back = procstate.restore(kept.process)
-    out.restored += back.restored
-    out.not_undone += back.kept
-    files, kept_files = kept.journal.restore(later=True)
-    out.restored += files
-    out.not_undone += kept_files
+    restored, kept_state, kept_files = undo_outside(kept.process, kept.journal, later=True)
+    out.restored += restored
+    out.not_undone += kept_state + kept_files
     if kept.cwd is not None:
         before, after = kept.cwd
-        if _cwd() == after:
+        if current_dir() == after:
             try:
                 os.chdir(before)
                 out.restored.append("the working directory")
             except OSError as exc:
                 out.not_undone.append(f"the working directory ({type(exc).__name__}: {before} is gone)")
-
-
-def _cwd() -> str:
-    try:
-        return os.getcwd()
-    except OSError:
-        return ""
 
 
 def history_of(shell: Any) -> list[str]:
