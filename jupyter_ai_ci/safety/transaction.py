@@ -6,10 +6,8 @@ the working directory, and copies the objects ``may_change`` named; it also reme
 process (``procstate``: the environment, ``sys.path``, the attributes of ``builtins`` and of the
 modules the code names) and starts recording the files the code changes in the working folder
 (``filejournal``).  ``rollback`` puts all of it back and drops names the attempt created.
-Copies are as cheap as the type allows: pandas
-objects under copy-on-write are shallow copies that pandas itself protects;
-numpy arrays are copied; anything else is deep-copied, up to a size cap.
-What could not be copied is said, never silently skipped.
+Copies are as cheap as the type allows (``copies.py``).  What could not be copied is said,
+never silently skipped.
 """
 
 from __future__ import annotations
@@ -21,12 +19,13 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.safety import procstate
+from jupyter_ai_ci.safety.copies import Saved, estimate_size, flat, is_ndarray, is_pandas, pandas_cow, restore_saved
 from jupyter_ai_ci.safety.filejournal import Journal
 from jupyter_ai_ci.safety.maychange import may_change
 from jupyter_ai_ci.text import human_size
@@ -42,77 +41,6 @@ def _ipython_name(name: str) -> bool:
 
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
-
-
-# ---- snapshots --------------------------------------------------------------
-
-
-def _pandas_cow() -> bool:
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return False
-    if int(pd.__version__.split(".")[0]) >= 3:
-        return True  # copy-on-write is always on from pandas 3
-    return bool(pd.options.mode.copy_on_write is True)
-
-
-def _is_pandas(obj: Any) -> bool:
-    module = type(obj).__module__  # "pandas" for public classes from pandas 3 on
-    return (module == "pandas" or module.startswith("pandas.")) and hasattr(obj, "_update_inplace")
-
-
-_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
-
-
-def _flat(obj: Any) -> bool:
-    """A list/dict/set of plain values: a shallow copy is a full snapshot."""
-    items = obj.values() if isinstance(obj, dict) else obj
-    # The items' types walked in C (stops at the first other type): half the time of a
-    # generator, which was 30 of the 45 ms a 1M-item list's snapshot took.
-    return _ATOMS.issuperset(map(type, items))
-
-
-def _is_ndarray(obj: Any) -> bool:
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(obj, np.ndarray)
-
-
-def estimate_size(obj: Any, cap: int) -> int:
-    """Bytes an eager copy of ``obj`` would take, roughly; stops counting past ``cap``."""
-    if _is_ndarray(obj):
-        return int(obj.nbytes)
-    if _is_pandas(obj):
-        return int(obj.memory_usage(deep=False).sum()) if hasattr(obj.memory_usage(), "sum") else 0
-    total = 0
-    seen: set[int] = set()
-    stack = [obj]
-    while stack and total <= cap:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        try:
-            total += sys.getsizeof(item)
-        except TypeError:
-            total += 64
-        if _is_ndarray(item):
-            total += int(item.nbytes)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
-            stack.append(vars(item))
-    return total
-
-
-@dataclass
-class Saved:
-    original: Any
-    copy: Any
-    how: str  # "pandas", "ndarray", "list", "dict", "set", "bytearray", "object", "rebind"
-    size: int = 0  # bytes the copy may come to hold (kept for an undo, it counts against its memory)
 
 
 @dataclass
@@ -185,12 +113,12 @@ class Transaction:
     def _save(self, name: str, obj: Any) -> str | None:
         if type(obj).__name__ == "module":
             return None
-        if _is_pandas(obj) and _pandas_cow():
+        if is_pandas(obj) and pandas_cow():
             self.saved[name] = Saved(obj, obj.copy(deep=False), "pandas", estimate_size(obj, self.max_bytes))
             return None
         kind = next((k for t, k in ((list, "list"), (dict, "dict"), (set, "set"),
                                     (bytearray, "bytearray")) if type(obj) is t), "object")
-        if kind != "object" and _flat(obj):
+        if kind != "object" and flat(obj):
             # Shallow copy: ~8 bytes per item, 100x faster than deepcopy on 10**6 ints.  The
             # cap holds for it too (it was copied whatever its size: found by a newcomer).
             if (size := sys.getsizeof(obj)) > self.max_bytes:
@@ -201,9 +129,9 @@ class Transaction:
         if size > self.max_bytes:
             return self._over(size)
         try:
-            if _is_ndarray(obj):
+            if is_ndarray(obj):
                 self.saved[name] = Saved(obj, obj.copy(), "ndarray", size)
-            elif _is_pandas(obj):
+            elif is_pandas(obj):
                 self.saved[name] = Saved(obj, obj.copy(deep=True), "pandas", size)
             else:
                 memo = {k: v for k, v in self._shared.items() if k != id(obj)}
@@ -333,21 +261,6 @@ def _roots(cwd: str) -> list[str]:
     return [os.path.realpath(cwd)] if cwd else []
 
 
-def restore_saved(saved: dict[str, Saved], ns: MutableMapping[str, Any]) -> tuple[list[str], list[str]]:
-    """Put each copy's contents back into its object; (the names restored in place, "name (why)"
-    for those only restored as a copy)."""
-    done: list[str] = []
-    failed: list[str] = []
-    for name, s in saved.items():
-        try:
-            restore_copy(s)
-            done.append(name)
-        except Exception as exc:  # noqa: BLE001 -- fall back to the copy itself: the name is right, aliases are not
-            ns[name] = s.copy
-            failed.append(f"{name} (restored as a copy: {type(exc).__name__})")
-    return done, failed
-
-
 def undo_outside(changes: list[procstate.Change], journal: Journal,
                  later: bool) -> tuple[list[str], list[str], list[str]]:
     """The process's ``changes`` and ``journal``'s files put back; (restored, process state not
@@ -362,25 +275,3 @@ def current_dir() -> str:
         return os.getcwd()
     except OSError:  # the directory the kernel stands in was deleted: nothing to go back to
         return ""
-
-
-def restore_copy(s: Saved) -> None:
-    """Put the copy's contents back into the original object, so other
-    references to it (aliases, containers) see the restored value too."""
-    o, c = s.original, s.copy
-    if s.how == "pandas":
-        o._update_inplace(c.copy(deep=False))
-    elif s.how == "ndarray":
-        if o.shape != c.shape or o.dtype != c.dtype:
-            raise ValueError("shape changed")
-        o[...] = c
-    elif s.how in ("list", "bytearray"):
-        o[:] = c
-    elif s.how in ("dict", "set"):
-        o.clear()
-        o.update(c)
-    elif hasattr(o, "__dict__") and not hasattr(type(o), "__slots__"):
-        vars(o).clear()
-        vars(o).update(vars(c))
-    else:
-        raise TypeError("no in-place restore")

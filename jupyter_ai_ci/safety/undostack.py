@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_ai_ci.safety.maychange import may_change
-from jupyter_ai_ci.safety.transaction import _MISSING, Kept, current_dir, restore_saved, undo_outside
+from jupyter_ai_ci.safety.copies import restore_saved
+from jupyter_ai_ci.safety.transaction import _MISSING, Kept, current_dir, undo_outside
 from jupyter_ai_ci.text import human_size
 
 ATTRIBUTE = "_jupyter_ai_ci_undo"  # the shell's attribute holding its stack
