@@ -263,12 +263,14 @@ class AICIApp(JupyterApp):
     description = "jupyter-ai-ci from the command line."
     subcommands: dict[str, Any] = {
         "run": (RunApp, "Run a request against notebooks, headless, and append the generated cells."),
+        "mcp": ("jupyter_ai_ci.drivers.mcp.app.MCPApp",
+                "Serve the tools (ask, run, context, undo) to agents over MCP (docs/mcp.md)."),
     }
 
     def start(self) -> None:
         if self.subapp is None:
             self.print_help()
-            print("\nsubcommand: run (jupyter ai-ci run --help)")
+            print("\nsubcommands: run, mcp (jupyter ai-ci run --help, jupyter ai-ci mcp --help)")
             raise SystemExit(EXIT_USAGE)
         self.subapp.start()
 

@@ -13,7 +13,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jupyter_ai_ci.config import KEY_VARIABLES
@@ -31,14 +31,16 @@ from jupyter_ai_ci.notebook.document import (
     cell_records,
     drop_generated,
     generated_for,
+    Opened,
     load_or_create,
-    save,
+    save_onto,
     set_outputs,
+    stamp,
 )
 from jupyter_ai_ci.notebook.reader import SESSION_ENV
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
-from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
 from jupyter_ai_ci.safety.astutil import parse_cell, walk
@@ -79,6 +81,8 @@ class RunResult:
     outcome: Outcome | None = None
     timings: Timings = field(default_factory=Timings)
     executions: int = 0
+    result: Result | None = None  # the run's own result (provenance, usage), when it ran
+    cells: tuple[str, ...] = ()  # ids of the cells appended to the notebook
 
 
 def stop_on_sigterm() -> None:
@@ -117,29 +121,14 @@ async def start_kernel(options: KernelOptions, cwd: Path, notebook: Path | None 
 async def run_notebook(path: Path, session: Session, request: str, options: Options, kernel: KernelOptions,
                        reporter: Reporter | None = None,
                        approver: Approver | AsyncApprover | None = None) -> RunResult:
-    """Run the request against one notebook; save it only when code ran (or prose answered).
-
-    ``approver`` answers what the policy asks about; with none, flagged code is refused."""
-    # Checked per notebook: one mistyped path fails alone, as an unreadable notebook does.
-    if path.suffix != ".ipynb":
-        raise UsageProblem(f"expected NAME.ipynb, not {path.name}; nothing was run for it")
-    if not path.parent.resolve().is_dir():
-        raise UsageProblem(f"the folder {path.parent} does not exist; nothing was run for {path.name}")
-    try:
-        nb = load_or_create(path, kernel.kernel_name)
-    except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
-        raise UsageProblem(f"cannot read {path} as a notebook ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0][:200]}); it was not changed") from None
-    run = Run(session, request, options, thread=str(path), replay_dir=path.parent, source="cli",
-              say=lambda text: reporter.notice(Notice("context", text.strip(" ·\n"))) if reporter else None,
-              held_by=generated_for(nb, request))
+    """Run the request against one notebook in a kernel of its own; save it only when code ran
+    (or prose answered).  ``approver`` answers what the policy asks about; with none, flagged
+    code is refused."""
+    opened = open_notebook(path, kernel.kernel_name)
+    run = make_run(opened, session, request, options, reporter, "cli")
     if run.held_by:
-        n = len(run.held_by)
-        held = "1 cell in the notebook holds" if n == 1 else f"{n} cells in the notebook hold"
-        return RunResult(path, EXIT_OK, f"already done: {held} this request's code; the notebook was not "
-                         "changed (--regenerate asks the model again)")
+        return held_result(path, run)
     run.check()
-    timings = Timings()
     connection = await start_kernel(kernel, path.parent, path)
     s = session.settings
     executor = KernelExecutor(connection, timeout=kernel.timeout, receive_timeout=kernel.receive_timeout,
@@ -150,43 +139,84 @@ async def run_notebook(path: Path, session: Session, request: str, options: Opti
             # Said up front: a failure later would otherwise be the first the user hears of it.
             reporter.notice(Notice("not-undoable", WHY_NOT))
         if kernel.run_existing:
-            failed = await _run_existing(nb, executor)
+            failed = await _run_existing(opened.nb, executor)
             if failed:
                 return RunResult(path, EXIT_EXISTING, failed, executions=executor.executions)
-        result = await run_async(run, RemoteKernel(executor.evaluate), executor, reporter, approver, timings,
-                                 notebook=cell_records(nb))
+        return await run_in(opened, run, executor, reporter, approver, hint_unrun=not kernel.run_existing)
     finally:
         try:
             await asyncio.shield(connection.shutdown())
         except (KernelError, OSError):
             pass  # the run's own error (or result) is what the user needs to see
+
+
+def open_notebook(path: Path, kernel_name: str = "python3") -> Opened:
+    """The notebook as it is now (or a new one), with the stamp a later save is checked against."""
+    # Checked per notebook: one mistyped path fails alone, as an unreadable notebook does.
+    if path.suffix != ".ipynb":
+        raise UsageProblem(f"expected NAME.ipynb, not {path.name}; nothing was run for it")
+    if not path.parent.resolve().is_dir():
+        raise UsageProblem(f"the folder {path.parent} does not exist; nothing was run for {path.name}")
+    try:
+        return Opened(path, load_or_create(path, kernel_name), stamp(path), kernel_name)
+    except Exception as exc:  # nbformat raises many kinds: bad JSON, bad schema, unknown version
+        raise UsageProblem(f"cannot read {path} as a notebook ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0][:200]}); it was not changed") from None
+
+
+def make_run(opened: Opened, session: Session, request: str, options: Options, reporter: Reporter | None,
+             source: str) -> Run:
+    """The run of ``request`` against the notebook: its thread is the notebook's path, its replay
+    store beside it; the notebook's generated cells for the request hold it (nothing runs)."""
+    path = opened.path
+    return Run(session, request, options, thread=str(path), replay_dir=path.parent, source=source,
+               say=lambda text: reporter.notice(Notice("context", text.strip(" ·\n"))) if reporter else None,
+               held_by=generated_for(opened.nb, request))
+
+
+def held_result(path: Path, run: Run) -> RunResult:
+    n = len(run.held_by)
+    held = "1 cell in the notebook holds" if n == 1 else f"{n} cells in the notebook hold"
+    return RunResult(path, EXIT_OK, f"already done: {held} this request's code; the notebook was not "
+                     "changed (--regenerate asks the model again)")
+
+
+async def run_in(opened: Opened, run: Run, executor: KernelExecutor, reporter: Reporter | None,
+                 approver: Approver | AsyncApprover | None, hint_unrun: bool = True) -> RunResult:
+    """The run in a kernel the caller keeps, then the cells into the notebook file: appended to
+    the notebook as it is on disk then (a save made meanwhile is kept, never written over)."""
+    path, timings = opened.path, Timings()
+    result = await run_async(run, RemoteKernel(executor.evaluate), executor, reporter, approver, timings,
+                             notebook=cell_records(opened.nb))
     outcome = result.outcome
     facts = summarize(outcome, timings.total, result.replayed)  # the words every driver uses
+    done = RunResult(path, EXIT_OK, "", outcome, timings, executor.executions, result)
     if outcome.status == "refused":
-        return RunResult(path, EXIT_REFUSED, f"{outcome.reason}; the notebook was not changed",
-                         outcome, timings, executor.executions)
+        return replace(done, exit_code=EXIT_REFUSED, message=f"{outcome.reason}; the notebook was not changed")
     if outcome.status == "over-budget":
-        return RunResult(path, EXIT_BUDGET, f"stopped: {outcome.reason} (--max-tokens-per-request, "
-                         "--max-tokens-per-session); the notebook was not changed", outcome, timings,
-                         executor.executions)
+        return replace(done, exit_code=EXIT_BUDGET, message=f"stopped: {outcome.reason} (--max-tokens-per-request, "
+                       "--max-tokens-per-session); the notebook was not changed")
     if outcome.status == "failed":
-        hint = "" if kernel.run_existing else _unrun_name(nb, outcome)
+        hint = _unrun_name(opened.nb, outcome) if hint_unrun else ""
         advice = "" if hint else f". {facts.advice('--retries')}"  # the hint says what to do instead
-        return RunResult(path, EXIT_GAVE_UP, f"{facts.what()}; the notebook was not changed{hint}{advice}", outcome,
-                         timings, executor.executions)
-    if options.regenerate:
-        drop_generated(nb, request)  # the new cells replace the old ones, never both
-    sink = NotebookSink(nb, executor.execution_count)
-    where = sink.insert(outcome.cells, result.provenance, outcome.answer)
-    save(nb, path)
+        return replace(done, exit_code=EXIT_GAVE_UP,
+                       message=f"{facts.what()}; the notebook was not changed{hint}{advice}")
+    sink = NotebookSink(None, executor.execution_count)
+
+    def append(nb: Node) -> str:
+        if run.options.regenerate:
+            drop_generated(nb, run.request)  # the new cells replace the old ones, never both
+        sink.nb = nb
+        return sink.insert(outcome.cells, result.provenance, outcome.answer)
+
+    where = save_onto(opened, append)
     n = len(outcome.attempts)
     # Replayed or not, the figures say it ("replayed, no model call").
     what = facts.what() if outcome.status == "answered" else \
         f"{where} after {n} attempt{'' if n == 1 else 's'}{facts.missing()}" + (
             f"; {facts.sureness}" if facts.sureness else "")  # how sure, as every driver says it
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
-    return RunResult(path, EXIT_OK, f"{what} ({facts.figures()[0]}; {spent})", outcome, timings,
-                     executor.executions)
+    return replace(done, message=f"{what} ({facts.figures()[0]}; {spent})", cells=tuple(sink.ids))
 
 
 def _unrun_name(nb: Node, outcome: Outcome) -> str:

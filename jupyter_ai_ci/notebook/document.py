@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from jupyter_ai_ci.events import Cell, CellRecord, ExecutionResult
 from jupyter_ai_ci.notebook.atomic import replace_file
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 
 Node = Any  # nbformat.NotebookNode: a dict with attribute access, untyped upstream
+T = TypeVar("T")
 
 
 def _nbformat() -> Any:
@@ -33,6 +35,37 @@ def load_or_create(path: Path, kernel_name: str) -> Node:
     nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": kernel_name, "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb
+
+
+@dataclass
+class Opened:
+    """A notebook file as read, and its stamp then: a later save checks it was not saved since."""
+
+    path: Path
+    nb: Node
+    stamp: tuple[int, int] | None  # (mtime_ns, size); None: the file did not exist
+    kernel_name: str = "python3"
+
+
+def stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def save_onto(opened: Opened, change: Callable[[Node], T]) -> T:
+    """Apply ``change`` to the notebook and save it whole.  A run takes minutes; when the file was
+    saved meanwhile (the person, another agent), ``change`` is applied to that newer save, read
+    again, so it is never written over.  Returns what ``change`` returned."""
+    nb = opened.nb
+    if stamp(opened.path) != opened.stamp:
+        nb = load_or_create(opened.path, opened.kernel_name)
+    out = change(nb)
+    save(nb, opened.path)
+    opened.nb, opened.stamp = nb, stamp(opened.path)
+    return out
 
 
 def save(nb: Node, path: Path) -> None:
@@ -79,20 +112,24 @@ class NotebookSink:
     def __init__(self, nb: Node, count_of: Callable[[ExecutionResult], int | None]) -> None:
         self.nb = nb
         self.count_of = count_of
+        self.ids: list[str] = []  # the cells inserted, in order (an undo takes them out)
 
-    def insert(self, cells: Sequence[Cell], provenance: dict[str, Any], answer: str = "") -> str:
+    def insert(self, cells: Sequence[Cell], provenance: dict[str, Any], answer: str = "", heading: bool = True) -> str:
+        """``heading``: the request quoted above the cells (code an agent sent has no request)."""
         nbformat = _nbformat()
         request = str(provenance.get("request", ""))
         quoted = "\n".join(f"> {line}" for line in request.splitlines())
-        self.nb.cells.append(nbformat.v4.new_markdown_cell(
-            f"**ai-ci request**\n\n{quoted}", metadata={METADATA_KEY: {"role": "request"}}))
+        added = [nbformat.v4.new_markdown_cell(
+            f"**ai-ci request**\n\n{quoted}", metadata={METADATA_KEY: {"role": "request"}})] if heading else []
         for cell in cells:
             node = nbformat.v4.new_code_cell(cell.code, metadata={METADATA_KEY: dict(provenance, step=cell.step)})
             set_outputs(node, cell.result, self.count_of(cell.result))
-            self.nb.cells.append(node)
+            added.append(node)
         if answer.strip():
-            self.nb.cells.append(nbformat.v4.new_markdown_cell(
+            added.append(nbformat.v4.new_markdown_cell(
                 answer.strip(), metadata={METADATA_KEY: dict(provenance, role="answer")}))
+        self.nb.cells.extend(added)
+        self.ids = [str(c.get("id", "")) for c in added if c.get("id")]
         n = len(cells)
         return f"{n} code cell{'' if n == 1 else 's'} appended"
 

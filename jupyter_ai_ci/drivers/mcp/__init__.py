@@ -1,0 +1,6 @@
+"""The MCP server: the run as tools any agent can call (``jupyter ai-ci mcp``, docs/mcp.md).
+
+A fourth driver of the one run: ``ask`` is ``%%ask``'s run, ``run`` the model's transaction
+for an agent's own code, ``context`` what the model would be told, ``undo`` ``%ask undo``.
+Built on the official ``mcp`` SDK; this package does only I/O and presentation.
+"""

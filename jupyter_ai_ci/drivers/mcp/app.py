@@ -1,0 +1,76 @@
+"""``jupyter ai-ci mcp``: the MCP server over stdio, for Claude Code, Codex, VS Code and others.
+
+Options are the person's (command line or ``jupyter_ai_ci_config.py``): ``--yes`` and the allow
+list live here, never in a tool's arguments, so an agent cannot approve its own code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.application import JupyterApp, base_aliases
+from traitlets import Bool, CFloat, Unicode, default
+
+from jupyter_ai_ci import __version__
+from jupyter_ai_ci.config import AICISettings
+
+
+class MCPApp(JupyterApp):
+    name = "jupyter-ai-ci-mcp"
+    version = __version__
+    description = """Serve jupyter-ai-ci's tools (ask, run, context, undo) over MCP on stdio. Each notebook
+    named by a call gets a kernel started in its folder, kept for the session. Code the policy flags is
+    asked about through the client (MCP elicitation) or refused; --yes approves it (not the deny list)."""
+    examples = "jupyter ai-ci mcp --root-dir ~/analysis"
+    classes = [AICISettings]
+
+    root_dir = Unicode(help="Notebooks are named under this folder; none outside it (default: the "
+                            "current folder).").tag(config=True)
+    kernel_name = Unicode("python3", help="Kernel to start for a notebook.").tag(config=True)
+    timeout = CFloat(600.0, help="Seconds a cell may run before it is interrupted.").tag(config=True)
+    yes = Bool(False, help="Approve what the policy would ask about without asking "
+                           "(the deny list still applies).").tag(config=True)
+
+    @default("root_dir")
+    def _default_root(self) -> str:
+        return os.getcwd()
+
+    @default("config_file_name")
+    def _default_config_file_name(self) -> str:
+        return "jupyter_ai_ci_config"
+
+    aliases = {**base_aliases, "root-dir": "MCPApp.root_dir", "kernel": "MCPApp.kernel_name",
+               "timeout": "MCPApp.timeout", "model": "AICISettings.model", "policy": "AICISettings.policy",
+               "allow": "AICISettings.allow", "deny": "AICISettings.deny", "retries": "AICISettings.retries",
+               "candidates": "AICISettings.candidates"}
+    flags: dict[str, Any] = {"yes": ({"MCPApp": {"yes": True}}, "Approve flagged code without asking.")}
+
+    def start(self) -> None:
+        try:
+            from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+            from jupyter_ai_ci.drivers.mcp.server import build
+        except ImportError as exc:  # the [mcp] extra is not installed
+            print(f"jupyter ai-ci mcp: needs the mcp package ({exc.name}): pip install 'jupyter-ai-ci[mcp]'",
+                  file=sys.stderr)
+            raise SystemExit(2) from None
+        from jupyter_ai_ci.drivers.headless import KernelOptions
+        from jupyter_ai_ci.drivers.server import keep_keys_from_kernels
+
+        root = Path(self.root_dir).expanduser()
+        if not root.is_dir():
+            print(f"jupyter ai-ci mcp: --root-dir {root} is not a folder", file=sys.stderr)
+            raise SystemExit(2)
+        settings = AICISettings(parent=self)
+        if settings.keep_key_from_kernels:  # as the command line: the kernels never see the key
+            keep_keys_from_kernels(settings, os.environ)
+        kernel = KernelOptions(kernel_name=self.kernel_name, timeout=self.timeout,
+                               hide_keys=settings.keep_key_from_kernels)
+        server = build(Notebooks(root, settings, kernel), yes=self.yes)
+        # The SDK's stdio transport diverts fd 1 to stderr while it serves: a kernel started here
+        # (which inherits it) or a stray print cannot put a line into the protocol's stream.
+        asyncio.run(server.run_stdio_async())
+

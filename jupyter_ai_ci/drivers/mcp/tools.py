@@ -1,0 +1,188 @@
+"""The tools: ``ask``, ``run``, ``context``, ``undo`` — each the one run, driven for an agent.
+
+Each call names its notebook; the notebook's lock keeps calls from interleaving in its kernel.
+What a call decides is the run's (``run/``): this module resolves the notebook, waits its turn,
+drives, and shapes the result (``results.py``).  A problem is one line, as an error result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from mcp.types import CallToolResult
+
+from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
+from jupyter_ai_ci.core.consensus import sureness
+from jupyter_ai_ci.drivers.headless import held_result, make_run, open_notebook, run_in
+from jupyter_ai_ci.drivers.mcp import results as r
+from jupyter_ai_ci.drivers.mcp.notebooks import Kept, Notebooks
+from jupyter_ai_ci.drivers.mcp.progress import ClientApprover, Progress
+from jupyter_ai_ci.errors import AICIError
+from jupyter_ai_ci.events import Outcome
+from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, save_onto
+from jupyter_ai_ci.notebook.replay import ReplayStore
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY
+from jupyter_ai_ci.run import undo as undoing
+from jupyter_ai_ci.run.given import run_given
+from jupyter_ai_ci.run.request import Options, Run
+from jupyter_ai_ci.run.summary import summarize
+from jupyter_ai_ci.safety import remote
+from jupyter_ai_ci.tokens import count_tokens
+
+
+def failure(exc: Exception) -> CallToolResult:
+    line = f"✗ {exc}" if isinstance(exc, AICIError) else f"✗ failed unexpectedly ({type(exc).__name__}: {exc})"
+    return r.tool_result(r.UndoResult(ok=False, line=line), error=True)
+
+
+def status(outcome: Outcome) -> str:
+    if outcome.status in ("success", "answered"):
+        return "done" if outcome.consensus is None or outcome.consensus.sure else "not sure"
+    return "failed" if outcome.status == "failed" else "not answered"
+
+
+class Tools:
+    def __init__(self, notebooks: Notebooks, yes: bool = False) -> None:
+        self.nbs = notebooks
+        self.yes = yes  # the person's --yes (a server option), never the agent's
+
+    async def _turn(self, notebook: str, ctx: Any, work: Callable[[Path, Kept, Progress], Awaitable[CallToolResult]]
+                    ) -> CallToolResult:
+        """Resolve the notebook, wait for its turn (said), keep its kernel, run ``work``."""
+        try:
+            path = self.nbs.path(notebook)
+            progress = Progress(ctx)
+            async with progress.running():
+                lock = self.nbs.lock(path)
+                if lock.locked():
+                    progress.say(f"waiting: another call is running in {path.name}")
+                async with lock:
+                    return await work(path, await self.nbs.kept(path), progress)
+        except Exception as exc:  # noqa: BLE001 - every failure is one line to the agent
+            return failure(exc)
+
+    async def ask(self, request: str, notebook: str, ctx: Any, retries: int | None = None,
+                  candidates: int | None = None, steps: int | None = None) -> CallToolResult:
+        async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
+            started = time.perf_counter()
+            opened = open_notebook(path)
+            options = Options(retries=retries, candidates=candidates, steps=steps, yes=self.yes)
+            run = make_run(opened, self.nbs.session, request, options, progress, "mcp")
+            if run.held_by:
+                return r.tool_result(r.AskResult(status="done", line=f"✓ {held_result(path, run).message}"))
+            run.check()
+            request_id = kept.next_request()
+            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx))
+            outcome = done.outcome or Outcome("failed")
+            seconds = time.perf_counter() - started
+            facts = summarize(outcome, seconds, done.result.replayed if done.result else False)
+            line = facts.line() + ("" if done.exit_code == 0 or outcome.status != "failed" else
+                                   f" — {done.message.split('; ', 1)[-1]}")
+            if outcome.status == "success" and done.result is not None:
+                line += await self._keep_undo(kept, request_id, undoing.request_meta(
+                    run, outcome, done.cells, "mcp"))
+            applied = outcome.cells
+            others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
+                      for g in (outcome.consensus.groups[1:] if outcome.consensus else ())]
+            result = r.AskResult(
+                status=status(outcome), line=line, attempts=r.attempts(outcome, str),
+                code="\n\n".join(c.code for c in applied),
+                outputs="\n".join(r.text_of(c.result) for c in applied), answer=outcome.answer,
+                candidates=[sureness(outcome.consensus), *others] if outcome.consensus else [],
+                cells=list(done.cells), prompt_tokens=outcome.usage.prompt_tokens,
+                completion_tokens=outcome.usage.completion_tokens, seconds=round(seconds, 3))
+            mask = self._mask(run)
+            return r.tool_result(r.masked(result, mask), r.images([c.result for c in applied]),
+                                 error=outcome.status not in ("success", "answered"))
+        return await self._turn(notebook, ctx, work)
+
+    async def run(self, code: str, notebook: str, ctx: Any) -> CallToolResult:
+        async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
+            request_id = kept.next_request()
+            given = await run_given(self.nbs.session, code, kept.executor, kept.kernel, ClientApprover(ctx),
+                                    progress, yes=self.yes)
+            outcome = given.outcome
+            attempt = outcome.attempts[-1] if outcome.attempts else None
+            ran = attempt.results if attempt is not None else ()
+            if outcome.status == "refused":
+                result = r.RunCodeResult(status="refused", line=f"✗ {outcome.reason}")
+            elif outcome.status == "failed" and attempt is not None:
+                error = attempt.error
+                undone = r.attempts(outcome, str)[-1].undone
+                why = error.one_line() if error else ""
+                result = r.RunCodeResult(status="rolled back", line=f"✗ rolled back: {why} ({undone})",
+                                         outputs="\n".join(r.text_of(x) for x in ran[:-1]),
+                                         error=error.traceback if error else "", undone=undone)
+            else:
+                cells = self._append(path, code, outcome, kept)
+                line = "✓ committed" + await self._keep_undo(kept, request_id, {
+                    "request": f"run: {code.strip().splitlines()[0][:60]}", "thread": str(path), "key": "",
+                    "cells": cells, "codes": [code], "source": "mcp"})
+                result = r.RunCodeResult(status="committed", line=line, outputs="\n".join(r.text_of(x) for x in ran),
+                                         cells=cells)
+            masked = r.masked(result, given.masked)
+            return r.tool_result(masked, r.images(ran), error=outcome.status != "success")
+        return await self._turn(notebook, ctx, work)
+
+    def _append(self, path: Path, code: str, outcome: Outcome, kept: Kept) -> list[str]:
+        """The committed code as a cell of the notebook, marked as the agent's (not a model's)."""
+        sink = NotebookSink(None, kept.executor.execution_count)
+        meta: dict[str, Any] = {"request": "(code run by an agent through MCP)", "source": "mcp", "model": "",
+                                "agent_code": True}
+
+        def append(nb: Node) -> None:
+            sink.nb = nb
+            sink.insert(outcome.cells, meta, heading=False)
+
+        save_onto(open_notebook(path), append)
+        return list(sink.ids)
+
+    async def context(self, notebook: str, ctx: Any, request: str = "") -> CallToolResult:
+        async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
+            opened = open_notebook(path)
+            run = make_run(opened, self.nbs.session, request or "(the request)", Options(), None, "mcp")
+            found = await kept.kernel.asnapshot(replace(run.query(), notebook=tuple(cell_records(opened.nb))))
+            messages, stopped = run.preview(found)
+            text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
+            tokens = count_tokens(text)
+            line = f"· context of {path.name}: {tokens} tokens" + (f" ({stopped})" if stopped else "")
+            return r.tool_result(r.ContextResult(line=line, context=text, tokens=tokens))
+        return await self._turn(notebook, ctx, work)
+
+    async def undo(self, notebook: str, ctx: Any, n: int = 1) -> CallToolResult:
+        async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
+            s = self.nbs.settings
+            value = await kept.executor.evaluate(remote.expression("undo", n=max(1, n),
+                                                                   limits=kept.executor.transactions.undo))
+            store = ReplayStore(path.parent / s.replay_file) if s.replay else None
+            done = undoing.finish(remote.parse_json(value) or {}, self.nbs.session, store)
+            if done.ok and done.cells:
+                gone = set(done.cells)
+
+                def drop(nb: Node) -> None:
+                    nb.cells = [c for c in nb.cells if not (str(c.get("id", "")) in gone
+                                                            and METADATA_KEY in c.get("metadata", {}))]
+                save_onto(open_notebook(path), drop)
+            return r.tool_result(r.UndoResult(ok=done.ok, line=done.line, cells=done.cells), error=not done.ok)
+        return await self._turn(notebook, ctx, work)
+
+    async def _keep_undo(self, kept: Kept, request_id: str, meta: dict[str, Any]) -> str:
+        """Hand the request's way back to the kernel's undo stack; "" or why none was kept."""
+        try:
+            answer = remote.parse_json(await kept.executor.evaluate(remote.expression(
+                "note", request=request_id, limits=kept.executor.transactions.undo, meta=meta)))
+        except Exception:  # noqa: BLE001 - a kernel that cannot answer keeps no way back
+            return " · undo not kept"
+        if answer is None or answer.get("kept") is not True:
+            note = answer.get("note") if answer else ""
+            return f" · {note}" if isinstance(note, str) and note else " · undo not kept"
+        return ""
+
+    @staticmethod
+    def _mask(run: Run) -> Callable[[str], str]:
+        known = (*run.secrets, *secret_values({}, {}))
+        return lambda text: mask_secrets(text, known)
