@@ -148,6 +148,21 @@ async def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retrie
         assert s.names == ([] if s.driver == "cli" else ["total"]), s.driver  # the command line's kernel has ended
 
 
+async def test_fixes_answered_in_words_until_the_retries_are_spent_say_so_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    words = Reply("The column is called 'price' in lower case.", tokens=TOKENS)
+    replies = [py("total = sales['Price'].sum()\ntotal"), words, words, py("never_run = 1")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "total price of sales", replies, probe=("total", "never_run"))
+    for s in seen:
+        assert s.status == "failed", (s.driver, s.message)
+        assert len(s.requests) == 3 and s.usage == (3, 300, 60), s.driver  # the default --retries 2, spent
+        assert "gave up after 1 attempt (the retries are spent; the last fix came back in words, without code)" \
+            in s.message.lower(), (s.driver, s.message)
+        assert "KeyError: 'Price'" in s.message and s.names == [], s.driver
+
+
 # A data file in the working directory, not loaded yet: the first request must say what its columns are.
 STAFF = ("open('staff.csv', 'w').write('emp_id,dept,salary\\n1,Sales,50000\\n2,Support,42000\\n3,Sales,61000\\n')\n"
          "import pandas as pd")
