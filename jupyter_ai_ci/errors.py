@@ -56,14 +56,22 @@ class PolicyRefused(AICIError):
 GAVE_UP_ADVICE = "Rephrase the request, give more detail, or raise {}."
 
 
+def gave_up_why(early_stop: bool, in_words: bool) -> str:
+    """Why the run stopped, after "gave up after N attempts", in every driver: early (the failed
+    code sent back twice), or with its retries spent and the last fix answered in words."""
+    if early_stop:
+        return " (the model sent back the code that had failed, so it stopped early)"
+    return " (the retries are spent; the last fix came back in words, without code)" if in_words else ""
+
+
 class RetriesExhausted(AICIError):
     """Every attempt raised; names the last error and the attempt count."""
 
-    def __init__(self, attempts: int, last_error: str, early_stop: bool = False) -> None:
+    def __init__(self, attempts: int, last_error: str, early_stop: bool = False, in_words: bool = False) -> None:
         self.attempts = attempts
         self.last_error = last_error
         self.early_stop = early_stop
-        why = " (the model sent back the code that had failed, so it stopped early)" if early_stop else ""
+        why = gave_up_why(early_stop, in_words)
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(
             f"gave up after {attempts} {plural}{why}; last error: {last_error}. "
@@ -73,7 +81,8 @@ class RetriesExhausted(AICIError):
 
 
 class NotAnswered(AICIError):
-    """A question about data the model would not answer with code (core/loop.py)."""
+    """A question about data the model would not answer with code, or a fix it said it cannot make
+    (core/nocode.py)."""
 
 
 class NotFixed(AICIError):

@@ -365,6 +365,10 @@ class Outcome:
     unanswered: bool = False  # an answer in words was wanted, and the model could not give it
     unchecked: tuple[str, ...] = ()  # numbers of the answer in words that no output showed
     consensus: Consensus | None = None  # with candidates (--candidates K > 1): how sure
+    # The retries the run did not spend: a failed run ends with some left only when the model said
+    # it cannot (``declined``, the reason quotes it) or sent back failed code twice (``early_stop``).
+    retries_left: int = 0
+    declined: bool = False
 
     @property
     def last_error(self) -> ErrorInfo | None:

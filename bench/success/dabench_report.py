@@ -7,6 +7,7 @@ baseline, code that ran without an error.  A wrong answer shown as done is *sile
 was about data and the model wrote no code when asked again; a baseline reply without a python
 block): a number in it was not computed.  "Flagged" is the loop's ⚠ (``unchecked``): code ran, and
 the answer in words states a number no output showed -- not a plain ✓, so not silently wrong.
+"Unspent" counts runs that failed with retries left though the model never said it cannot (#37: none).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def _figures(answers: list[Answered]) -> dict[str, Any]:
         "flagged_right": sum(a.status in FLAGGED and a.right for a in answers),
         "failed": sum(a.status not in DONE | NO_CODE | FLAGGED | {"error"} for a in answers),
         "errors": sum(a.status == "error" for a in answers),
+        "unspent": sum(a.unspent > 0 for a in answers),  # failed with retries left, not declined (#37: 0)
+        "declined": sum(a.declined for a in answers),
         "statuses": dict(Counter(a.status for a in answers)),
         "agreed": sum(a.agreement == "agreed" for a in answers),
         "agreed_right": sum(a.agreement == "agreed" and a.right for a in answers),
@@ -90,7 +93,8 @@ def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
     lines += [f"{r.id:>5}  {r.level:<7}" + "".join(f"{_cell(_way(r, w)):<22}" for w in ways) + r.file_name
               for r in runs]
     head = (f"\n{'':<10}{'by question':>14}{'by sub-q':>14}{'shown done':>11}{'silently wrong':>15}"
-            f"{'no code (right)':>16}{'⚠ (right)':>10}{'failed':>7}{'errors':>7}{'tokens':>9}{'s/question':>11}")
+            f"{'no code (right)':>16}{'⚠ (right)':>10}{'failed':>7}{'unspent':>8}{'errors':>7}{'tokens':>9}"
+            f"{'s/question':>11}")
     lines += [head, "-" * (len(head) - 1)]
     for way in ways:
         f = summary[way]
@@ -99,7 +103,7 @@ def table(runs: list[QuestionRun], summary: dict[str, Any]) -> str:
             f"{f['accuracy_by_sub_question']:>7.1%} {f['sub_right']:>2}/{f['sub_questions']:<3}"
             f"{f['shown_done']:>11}{f['silently_wrong']:>15}{f['no_code']:>12} ({f['no_code_right']})"
             f"{f['flagged']:>6} ({f['flagged_right']})"
-            f"{f['failed']:>7}{f['errors']:>7}{f['prompt_tokens'] + f['completion_tokens']:>9}"
+            f"{f['failed']:>7}{f['unspent']:>8}{f['errors']:>7}{f['prompt_tokens'] + f['completion_tokens']:>9}"
             f"{f['seconds_per_question']:>11.1f}")
     agreed = [(w, summary[w]) for w in ways if summary[w]["agreed"] or w == "consensus"]
     for way, f in agreed:  # how far "N of N agree" can be trusted, and how often it is said

@@ -31,7 +31,7 @@ from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session
 
 from .dabench import TABLES, Question, grade
-from .harness import _RESET, BenchConfig, FirstResult, RecordingClient, Worker, agreement
+from .harness import _RESET, BenchConfig, FirstResult, RecordingClient, Worker, agreement, unspent
 from .oneshot import one_shot
 from .pool import run_pool
 
@@ -66,6 +66,8 @@ class Answered:
     error: str = ""
     agreement: str = ""  # with candidates: harness.agreement ("agreed", "disagree", …)
     first_seconds: float = 0.0  # when its first result was shown (harness.FirstResult); 0: at the end
+    unspent: int = 0  # harness.unspent: retries a failed run left though the model never said it cannot
+    declined: bool = False  # the run ended because the model said it cannot
 
     @property
     def right(self) -> bool:
@@ -148,7 +150,7 @@ class DabenchWorker(Worker):
         response = "\n".join([*(_shown(c.result) for c in outcome.cells), answer])
         last = outcome.last_error
         status: str = outcome.status
-        if status == "failed" and outcome.reason:
+        if status == "failed" and outcome.reason and not outcome.declined:
             status = "not-answered"  # a question about data the model would not write code for
         elif status == "success" and outcome.unchecked:
             status = "unchecked"  # shown with ⚠: the answer states a number no output showed
@@ -159,7 +161,8 @@ class DabenchWorker(Worker):
                         len(outcome.attempts), outcome.usage.prompt_tokens, outcome.usage.completion_tokens,
                         round(timings.model, 3),
                         error=last.one_line() if last and outcome.status != "success" else "",
-                        agreement=sure, first_seconds=round((first.at or time.perf_counter()) - started, 3))
+                        agreement=sure, first_seconds=round((first.at or time.perf_counter()) - started, 3),
+                        unspent=unspent(outcome), declined=outcome.declined)
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None

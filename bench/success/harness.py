@@ -23,7 +23,7 @@ from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
-from jupyter_ai_ci.events import Message, ModelReply
+from jupyter_ai_ci.events import Message, ModelReply, Outcome
 from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.events import Notice
 from jupyter_ai_ci.run.drive import SilentReporter, Timings
@@ -72,6 +72,8 @@ class TaskRun:
     seconds: float = 0.0  # the run's wall time
     # When the first result was shown: the first candidate's ("checking…"), else the run's end.
     first_seconds: float = 0.0
+    unspent: int = 0  # retries a failed run left unused though the model never said it cannot (#37: none should)
+    declined: bool = False  # the run ended because the model said it cannot
 
 
 class FirstResult(SilentReporter):
@@ -84,6 +86,12 @@ class FirstResult(SilentReporter):
     def notice(self, notice: Notice) -> None:
         if notice.kind == "candidate" and self.at is None:  # the vote's first notice is candidate 1's result
             self.at = time.perf_counter()
+
+
+def unspent(outcome: Outcome) -> int:
+    """The retries a failed run did not spend, unless the model said it cannot (then ending early is
+    right: it was not asked to pretend); 0 for every other run.  Issue #37 wants none above 0."""
+    return outcome.retries_left if outcome.status == "failed" and not outcome.declined else 0
 
 
 def agreement(consensus: Any) -> str:
@@ -209,6 +217,7 @@ class Worker:
             sum(len(a.results) for a in outcome.attempts),
             last.one_line() if last and not ran else "", job.candidates, agreement(outcome.consensus),
             round((ended := time.perf_counter()) - started, 3), round((first.at or ended) - started, 3),
+            unspent(outcome), outcome.declined,
         )
 
     async def _one_shot(self, task: Task, schedule: str) -> TaskRun:

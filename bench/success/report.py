@@ -3,6 +3,8 @@
 "Success at N" is cumulative: the share of runs that ended with a correct
 answer using at most N attempts.  A run that ran without error but whose
 answer the checker rejects is *silent-wrong*: the failure users never see.
+A run that failed with retries it never used, though the model did not say it
+cannot, is *unspent* (issue #37: there should be none).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def aggregate(runs: list[TaskRun], max_attempts: int) -> dict[str, Any]:
         "silent_wrong": sum(r.silent_wrong for r in runs),
         "failed": sum(r.status == "failed" for r in runs),
         "no_code": sum(r.status == "answered" for r in runs),  # the model answered in prose only
+        # Failed with retries left though the model never said it cannot (#37 wants 0); and said it cannot.
+        "unspent": sum(r.unspent > 0 for r in runs),
+        "declined": sum(r.declined for r in runs),
         "errors": sum(r.status == "error" for r in runs),
         "attempts": attempts,
         "executions": sum(r.executions for r in runs),
@@ -78,7 +83,7 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
     """A plain-text table of one grouping (by_task, by_schedule, by_category) and the total."""
     shown = list(range(1, max_attempts + 1)) if max_attempts <= 8 else sorted({1, 2, 3, max_attempts})
     head = (f"{group[3:]:<26}{'runs':>5}" + "".join(f"{'ok@' + str(n):>7}" for n in shown)
-            + f"{'silent':>7}{'failed':>7}{'prose':>6}{'errors':>7}{'tokens':>9}{'model s':>9}"
+            + f"{'silent':>7}{'failed':>7}{'unspent':>8}{'prose':>6}{'errors':>7}{'tokens':>9}{'model s':>9}"
             + f"{'own ms/att':>11}{'execs':>7}")
     lines = [head, "-" * len(head)]
     rows = [*summary[group].items(), ("overall", summary["overall"])]
@@ -89,7 +94,7 @@ def table(summary: dict[str, Any], group: str, max_attempts: int) -> str:
             lines.append("-" * len(head))
         lines.append(
             f"{name:<26}{a['runs']:>5}" + "".join(f"{a['success_at'][n - 1]:>7.0%}" for n in shown)
-            + f"{a['silent_wrong']:>7}{a['failed']:>7}{a['no_code']:>6}{a['errors']:>7}"
+            + f"{a['silent_wrong']:>7}{a['failed']:>7}{a['unspent']:>8}{a['no_code']:>6}{a['errors']:>7}"
             f"{a['prompt_tokens'] + a['completion_tokens']:>9}{a['model_seconds']:>9.2f}"
             f"{a['own_ms_per_attempt']:>11.2f}{a['executions']:>7}")
     return "\n".join(lines)

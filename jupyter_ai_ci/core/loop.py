@@ -24,6 +24,7 @@ from jupyter_ai_ci.core.consensus import sureness, vote
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
+from jupyter_ai_ci.core.nocode import no_code
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -48,10 +49,6 @@ from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
 
-NOT_ANSWERED = ("not answered: the model gave no code for a question about data ({times}), so no result "
-                "was computed and its words are not shown as fact — ask again, or say which data to use")
-
-
 def agent_loop(
     request: str,
     context: str,
@@ -70,9 +67,10 @@ def agent_loop(
     requests = 0
     approved: set[tuple[str, ...]] = set()
     installed: set[str] = set()
+    fixes = 0  # the retries spent in this step: each fix asked for, and each reply asked again for code
 
     def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "",
-                unanswered: bool = False, unchecked: tuple[str, ...] = ()) -> Outcome:
+                unanswered: bool = False, unchecked: tuple[str, ...] = (), declined: bool = False) -> Outcome:
         return Outcome(
             status=status,
             cells=tuple(cells),
@@ -86,6 +84,8 @@ def agent_loop(
             unanswered=unanswered,
             unchecked=unchecked,
             consensus=consensus,
+            retries_left=settings.retries - fixes,
+            declined=declined,
         )
 
     def grounded(answer: str) -> Outcome:
@@ -153,26 +153,20 @@ def agent_loop(
                 yield Notice("other-languages", f"shown, not run: {', '.join(others)} block(s)",
                              step=step)
             again, rerun = rerun, False  # again: the same code after an install, on purpose
-            if not code and step == 1 and settings.needs_code and previous is None:
-                # A question about data answered in words: its numbers come from nowhere.  Asked
-                # for code like a fix (bounded by the retries); still none, the run is not answered.
-                if fixes >= settings.retries:
-                    yield Notice("no-code", "the model answered without code again", step=step)
-                    return outcome("failed", answer=reply.text, reason=NOT_ANSWERED.format(
-                        times="asked once" if not fixes else f"asked {fixes + 1} times"))
+            if not code and (previous is not None or (step == 1 and settings.needs_code)):
+                # A fix, or the first reply to a question about data, in words: asked again for code,
+                # each time one of the retries, until they are spent or the model says it cannot.
+                verdict = no_code(reply.text, fixes, settings.retries, fix=previous is not None)
+                yield Notice("no-code", verdict.notice, attempt=len(attempts), step=step)
+                if verdict.end:
+                    return outcome("failed", answer=reply.text, reason=verdict.reason, declined=verdict.declined)
                 fixes += 1
-                left = settings.retries - fixes + 1
-                yield Notice("no-code", "the model answered a question about data without code — asking it "
-                             f"for code ({left} {'try' if left == 1 else 'tries'} left)", step=step)
                 asked = yield from ask(prompts.NEED_CODE)
                 if isinstance(asked, str):
                     return outcome("over-budget", reason=asked)
                 reply = asked
                 continue
             if not code:
-                if fixes:
-                    # The model answered a traceback with prose: the step failed.
-                    return outcome("failed", answer=reply.text)
                 if step == 1:
                     yield Notice("no-code", "the model answered without code", step=step)
                     return outcome("answered", answer=reply.text)

@@ -35,7 +35,7 @@ from jupyter_ai_ci.run.fixcell import KINDS
 from jupyter_ai_ci.run.flow import InProcessKernel, run_sync
 from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session
-from jupyter_ai_ci.run.summary import summarize
+from jupyter_ai_ci.run.summary import fix_in_words, summarize
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
 from jupyter_ai_ci.safety.undostack import Limits
@@ -290,7 +290,7 @@ class MagicDriver:
             error = outcome.last_error
             n = len(outcome.attempts)
             if error is not None:
-                raise RetriesExhausted(n, error.one_line(), outcome.early_stop)
+                raise RetriesExhausted(n, error.one_line(), outcome.early_stop, fix_in_words(outcome))
             raise RetriesExhausted(n, "the model answered the traceback without code")
 
     def _insert(self, result: Result) -> str:

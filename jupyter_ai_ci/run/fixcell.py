@@ -177,7 +177,7 @@ def fixed_code(cell: FailedCell, outcome: Outcome) -> str:
         return code
     if outcome.status == "refused":
         raise NotFixed(f"the fix was not run: {outcome.reason}{unchanged}")
-    if outcome.status == "over-budget":
+    if outcome.status == "over-budget" or outcome.declined:  # the reason quotes the model's "I cannot"
         raise NotFixed(f"{outcome.reason}{unchanged}")
     missing = policy.missing_module(outcome.last_error)
     if missing is not None:

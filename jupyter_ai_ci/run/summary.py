@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jupyter_ai_ci.core.consensus import sureness
-from jupyter_ai_ci.errors import GAVE_UP_ADVICE
+from jupyter_ai_ci.errors import GAVE_UP_ADVICE, gave_up_why
 from jupyter_ai_ci.events import Outcome
 
 
@@ -46,6 +46,7 @@ class Summary:
     unchecked: int = 0  # numbers in the answer in words that no output showed (core/grounding.py)
     sureness: str = ""  # with candidates: "3 of 3 candidates agree", "candidates disagree: …"
     sure: bool = True  # False: the candidates disagree, or none confirmed the result
+    in_words: bool = False  # a failed run whose last fix came back in words (its retries spent)
 
     @property
     def tokens(self) -> int:
@@ -75,7 +76,7 @@ class Summary:
         if self.status == "failed" and self.reason:  # not answered: the reason says what to do
             return self.reason
         if self.status == "failed":
-            why = " (the model sent back the code that had failed, so it stopped early)" if self.early_stop else ""
+            why = gave_up_why(self.early_stop, self.in_words)
             last = self.error or "the model answered the traceback without code"
             return f"gave up after {tries}{why}" + ("" if brief else f"; last error: {last}")
         if self.status == "refused":
@@ -136,4 +137,10 @@ def summarize(outcome: Outcome, seconds: float | None = None, replayed: bool = F
         unchecked=len(outcome.unchecked),
         sureness=sureness(outcome.consensus) if outcome.consensus is not None else "",
         sure=outcome.consensus is None or outcome.consensus.sure,
+        in_words=fix_in_words(outcome),
     )
+
+
+def fix_in_words(outcome: Outcome) -> bool:
+    """The run failed on a fix the model answered in words: its words are kept as the answer."""
+    return outcome.status == "failed" and not outcome.reason and bool(outcome.answer.strip())

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_ai_ci.errors import ModelAuthError, NoEndpoint, RetriesExhausted
+from jupyter_ai_ci.core import prompts
+from jupyter_ai_ci.errors import ModelAuthError, NoEndpoint, NotAnswered, RetriesExhausted
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 
@@ -50,6 +51,35 @@ def test_gives_up_after_retries_with_one_line_error(ip: Any, model_server: Scrip
     assert "KeyError" in str(error) and "3 attempts" in str(error)
     assert error._render_traceback_() == [f"RetriesExhausted: {error}"]
     assert len(model_server.requests) == 3
+
+
+def test_a_fix_answered_in_words_is_asked_again_for_code(ip: Any, model_server: ScriptedOpenAIServer,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #37: attempt 1 raises KeyError, the fix comes back in words, the next reply is the fix."""
+    ip.run_cell("import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'], 'revenue': [1, 2]})")
+    model_server.script(
+        py("total = sales['Revenue'].sum()"),
+        Reply("The column is named 'revenue' in lower case, not 'Revenue'.", require="KeyError"),
+        Reply(py("total = sales['revenue'].sum()"), require=prompts.NEED_CODE),
+    )
+    result = ip.run_cell("%%ask --retries 2\ntotal revenue of sales", store_history=True)
+    assert result.success and ip.user_ns["total"] == 3
+    assert len(model_server.requests) == 3 and model_server.misses == []
+    out = capsys.readouterr().out
+    assert "answered the fix request without code — asking it for code (1 try left)" in out
+    assert "✓ done in 2 attempts" in out
+
+
+def test_a_fix_the_model_says_it_cannot_make_ends_the_run_with_its_words(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py("total = sales['Revenue'].sum()"),
+                        "I'm sorry, but I cannot know the column names without the data.", py("never = 1"))
+    result = ip.run_cell("%%ask --retries 2\ntotal revenue of sales", store_history=True)
+    error = result.error_in_exec
+    assert isinstance(error, NotAnswered) and "never" not in ip.user_ns
+    assert str(error) == ("the model said it cannot: I'm sorry, but I cannot know the column names "
+                          "without the data.")
+    assert len(model_server.requests) == 2  # its retries are left: asking again would ask it to pretend
 
 
 def test_no_run_inserts_without_executing(ip: Any, model_server: ScriptedOpenAIServer) -> None:

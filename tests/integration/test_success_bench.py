@@ -28,7 +28,9 @@ def test_every_schedule_gives_exact_figures(tmp_path: Path, capsys: object) -> N
         assert r["silent_wrong"] == (r["schedule"] == "wrong"), r
         assert r["status"] == {"never": "failed"}.get(r["schedule"], "success"), r
         assert r["prompt_tokens"] > 0 and r["model_seconds"] > 0 and r["execute_seconds"] > 0
+        assert (r["unspent"], r["declined"]) == (0, False), r  # "never" fails with its retries spent
     overall = record["summary"]["overall"]
+    assert (overall["unspent"], overall["declined"]) == (0, 0)
     # fail-k succeeds at attempt k+1 (k = 0..5); "never" and "wrong" never count.
     assert overall["success_at"] == [round(n / 8, 6) for n in range(1, 7)]
     assert (overall["silent_wrong"], overall["failed"], overall["errors"]) == (3, 3, 0)

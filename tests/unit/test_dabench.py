@@ -135,6 +135,19 @@ def test_not_answered_and_flagged_answers_are_never_counted_as_shown_done() -> N
     assert "✗ no code wrong" in text and "⚠ done    right" in text
 
 
+def test_failed_runs_with_retries_left_are_counted_unless_the_model_said_it_cannot() -> None:
+    early = Answered("loop", "failed", {"s0": False}, "", attempts=1, unspent=2)
+    cannot = Answered("loop", "failed", {"s0": False}, "", attempts=1, declined=True)
+    runs = [QuestionRun(n, "easy", "t.csv", [a, answered("one-shot", "raised", False)])
+            for n, a in ((1, early), (2, cannot), (3, answered("loop", "failed", False)))]
+    loop = summarize(runs)["loop"]
+    assert (loop["failed"], loop["unspent"], loop["declined"]) == (3, 1, 1)
+    lines = table(runs, summarize(runs)).splitlines()
+    head = next(line for line in lines if "unspent" in line)
+    [row] = [line for line in lines if line.startswith("loop ")]
+    assert row[:len(head.split("unspent")[0]) + len("unspent")].split()[-2:] == ["3", "1"]  # failed, unspent
+
+
 @pytest.mark.parametrize(("argv", "says"), [
     (["--model", "m", "--suite", "dabench"], "a PATH goes with --suite dabench"),
     (["--model", "m", "DATA"], "a PATH goes with --suite dabench"),

@@ -39,6 +39,9 @@ def test_the_verdict_names_why_there_is_no_fix() -> None:
         fixcell.fixed_code(CELL, Outcome("failed", attempts=(failed(CELL.source),)))
     with pytest.raises(NotFixed, match="gave up after 1 attempt; last error: NameError"):
         fixcell.fixed_code(CELL, Outcome("failed", attempts=(failed("y = x"),)))
+    with pytest.raises(NotFixed, match="^the model said it cannot: I cannot see df.; In \\[4\\] and the kernel"):
+        fixcell.fixed_code(CELL, Outcome("failed", attempts=(failed("y = x"),), declined=True,
+                                         reason="the model said it cannot: I cannot see df."))
     with pytest.raises(NotFixed, match="needs the package 'polars'.*%pip install polars"):
         fixcell.fixed_code(CELL, Outcome("failed", attempts=(
             failed("import polars", "ModuleNotFoundError", "No module named 'polars'"),)))

@@ -6,10 +6,16 @@ from collections.abc import Callable
 
 import pytest
 
+from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.loop import LoopSettings, agent_loop, restart_note
-from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, FailureNotes, Message, Notice
-from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.core.nocode import declined
+from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, FailureNotes, Message, Notice, Outcome
+from jupyter_ai_ci.model.client import Endpoint, OpenAIClient, ScriptedClient
 from jupyter_ai_ci.run.drive import Timings, drive
+from jupyter_ai_ci.run.summary import summarize
+from jupyter_ai_ci.testing import ScriptedOpenAIServer
+
+from .test_trust import Notices
 
 
 def block(code: str) -> str:
@@ -194,9 +200,82 @@ def test_steps_stop_at_the_limit() -> None:
     assert len(model.requests) == 2 and [c.code for c in outcome.cells] == ["s1", "s2"]
 
 
-def test_prose_reply_to_a_traceback_fails_the_run() -> None:
-    outcome, _, _ = run([block("BAD"), "I cannot fix that."], fails_on("BAD"))
-    assert outcome.status == "failed" and outcome.answer == "I cannot fix that."
+def served(server: ScriptedOpenAIServer, replies: list[str], rule: Callable[[str], ExecutionResult],
+           **kw: int) -> tuple[Outcome, FakeExecutor, list[Notice]]:
+    """The loop with the real client over HTTP to the scripted server (issue #37's reproduction)."""
+    server.script(*replies)
+    executor, notices = FakeExecutor(rule), Notices()
+    client = OpenAIClient(Endpoint("scripted", base_url=server.base_url, max_retries=0, timeout=10.0))
+    outcome = drive(agent_loop("do it", "ctx", LoopSettings(**kw)), client, executor, notices)  # type: ignore[arg-type]
+    return outcome, executor, notices.seen
+
+
+KEY_ERROR = fails_on("BAD", "KeyError")
+EXPLAINED = "The error means the column 'regoin' does not exist; the column is called 'region'."
+
+
+def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retries(
+        model_server: ScriptedOpenAIServer) -> None:
+    outcome, ex, notices = served(model_server, [block("x = df['BAD']"), EXPLAINED, block("x = df['region']")],
+                                  KEY_ERROR, retries=2)
+    assert outcome.status == "success" and ex.ran == ["x = df['BAD']", "x = df['region']"]
+    assert len(model_server.requests) == 3 and outcome.requests == 3 and outcome.retries_left == 0
+    # Asked as a first reply to a question about data is: the same words, after the reply in words.
+    assert model_server.requests[2]["messages"][-1]["content"] == prompts.NEED_CODE
+    assert model_server.requests[2]["messages"][-2]["content"] == EXPLAINED
+    assert any(n.kind == "no-code" and "answered the fix request without code — asking it for code (1 try left)"
+               in n.text for n in notices)
+    assert summarize(outcome).line().startswith("✓ done in 2 attempts")
+
+
+def test_a_model_that_answers_fixes_in_words_forever_ends_when_the_retries_are_spent(
+        model_server: ScriptedOpenAIServer) -> None:
+    outcome, ex, _ = served(model_server, [block("x = df['BAD']"), EXPLAINED, EXPLAINED, EXPLAINED, block("ok")],
+                            KEY_ERROR, retries=2)
+    assert outcome.status == "failed" and ex.ran == ["x = df['BAD']"]
+    assert len(model_server.requests) == 3 and outcome.retries_left == 0 and not outcome.declined
+    assert outcome.answer == EXPLAINED  # the words are kept, never shown as the result
+    line = summarize(outcome).line()
+    assert line.startswith("✗ gave up after 1 attempt (the retries are spent; the last fix came back in words, "
+                           "without code); last error: KeyError: boom BAD"), line
+    assert summarize(outcome).advice("--retries") != ""  # more retries may help: it says so
+
+
+def test_a_model_that_says_it_cannot_ends_the_run_with_retries_left_and_is_quoted(
+        model_server: ScriptedOpenAIServer) -> None:
+    cannot = "I'm sorry, but I cannot fix this without access to the file. You could check its path."
+    outcome, ex, _ = served(model_server, [block("x = df['BAD']"), cannot, block("ok")], KEY_ERROR, retries=3)
+    assert outcome.status == "failed" and outcome.declined and outcome.retries_left == 2
+    assert len(model_server.requests) == 2 and ex.ran == ["x = df['BAD']"]
+    line = summarize(outcome).line()
+    assert line.startswith("✗ the model said it cannot: I'm sorry, but I cannot fix this without access to the "
+                           "file. ·"), line
+    assert "gave up" not in line
+
+
+def test_a_fix_in_words_in_a_later_step_is_asked_again_too() -> None:
+    outcome, model, ex = run([block("s1"), block("BAD"), "It failed because of the data.", block("s2")],
+                             fails_on("BAD"), steps=2, retries=2)
+    assert outcome.status == "success" and ex.ran == ["s1", "BAD", "s2"]
+    assert model.requests[3][-1].content == prompts.NEED_CODE
+
+
+def test_with_one_retry_a_fix_in_words_ends_the_run_at_once() -> None:
+    outcome, model, ex = run([block("BAD"), "It is a typo.", block("ok")], fails_on("BAD"), retries=1)
+    assert outcome.status == "failed" and len(model.requests) == 2 and outcome.retries_left == 0
+
+
+@pytest.mark.parametrize("text, words", [
+    ("I'm sorry, but I cannot fix this. It needs the file.", "I'm sorry, but I cannot fix this."),
+    ("The package is missing.\nI am unable to install packages here", "I am unable to install packages here"),
+    ("We can't know the units without the data dictionary.", "We can't know the units without the data dictionary."),
+    ("It is not possible to convert 'Switzerland'.", "It is not possible to convert 'Switzerland'."),
+    ("You cannot sum a string column; convert it with pd.to_numeric first.", ""),
+    ("The error is a KeyError: the column is 'Region'.", ""),
+    ("AI cannot be blamed; use df.columns.", ""),
+])
+def test_which_replies_say_the_model_cannot(text: str, words: str) -> None:
+    assert declined(text) == words
 
 
 def test_loop_yields_notices_and_model_calls_in_order() -> None:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.success.data import generate
-from bench.success.harness import FirstResult, TaskRun
+from bench.success.harness import FirstResult, TaskRun, unspent
 from bench.success.report import chart, success_at, summarize, table, write_json
 from bench.success.schedules import expected_attempts, replies, schedule_names
 from bench.success.suite import TASKS
 from bench.success.tasks import Task
-from jupyter_ai_ci.events import Notice
+from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
+from jupyter_ai_ci.events import Notice, Outcome
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.run.drive import drive
+
+from .test_loop import FakeExecutor, fails_on
 
 
 @pytest.fixture(scope="module")
@@ -127,13 +133,34 @@ def test_success_at_is_cumulative_and_silent_wrong_is_counted(tmp_path: Path) ->
     assert overall["own_ms_per_attempt"] == pytest.approx(1000 * 0.05 / 10)
     text = table(summary, "by_task", 4)
     assert text.splitlines()[0].split()[:6] == ["task", "runs", "ok@1", "ok@2", "ok@3", "ok@4"]
-    assert text.splitlines()[-1].split() == ["overall", "5", "20%", "20%", "40%", "40%", "1", "1", "1", "0",
+    assert text.splitlines()[-1].split() == ["overall", "5", "20%", "20%", "40%", "40%", "1", "1", "0", "1", "0",
                                              "75", "2.50", "5.00", "10"]
     write_json(tmp_path / "s.json", {"mode": "t"}, [], summary)
     assert json.loads((tmp_path / "s.json").read_text())["summary"]["overall"]["success_at"] == [0.2, 0.2, 0.4, 0.4]
     chart(tmp_path / "s.png", summary, 4, "test", "by_task")
     png = (tmp_path / "s.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_runs_that_fail_with_retries_left_are_counted_unless_the_model_said_it_cannot() -> None:
+    def loop(*replies: str) -> Outcome:
+        return drive(agent_loop("do it", "", LoopSettings(retries=3)), ScriptedClient(replies),
+                     FakeExecutor(fails_on("BAD", "KeyError")))
+
+    fenced = "```python\nBAD\n```"
+    early = loop(fenced, fenced, fenced)  # a fix, then the failed code sent back twice: 2 retries unused
+    cannot = loop(fenced, "I cannot fix this without the file.")
+    spent = loop(fenced, "It is a typo.", "It is a typo.", "It is a typo.")
+    assert [unspent(o) for o in (early, cannot, spent)] == [2, 0, 0]
+    assert early.status == cannot.status == spent.status == "failed" and cannot.declined
+    runs = [replace(run(name, 1, False, "failed"), unspent=unspent(o), declined=o.declined)
+            for name, o in (("early", early), ("cannot", cannot), ("spent", spent))]
+    overall = summarize(runs, 4)["overall"]
+    assert (overall["failed"], overall["unspent"], overall["declined"]) == (3, 1, 1)
+    head, _, *rows = table(summarize(runs, 4), "by_task", 4).splitlines()
+    column = head.split().index("unspent")
+    assert {r.split()[0]: r.split()[column] for r in rows if not r.startswith("-")} == {
+        "early": "1", "cannot": "0", "spent": "0", "overall": "1"}
 
 
 def test_the_one_shot_way_needs_a_model(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 
+from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 from . import three
@@ -128,6 +129,38 @@ async def test_retries_exhausted_leave_nothing_behind_and_count_every_request(
         assert s.names == [], s.driver  # every failed attempt was undone
         fixes = s.texts()[1:]
         assert "ZeroDivisionError" in fixes[0] and "NameError" in fixes[1], s.driver
+
+
+async def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retries(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    """Issue #37: attempt 1 raises KeyError, the fix comes back in words; asked again (as a first reply
+    to a question about data is), the next reply is the fix, and the run ends done, in every driver."""
+    replies = [py("total = sales['Price'].sum()\ntotal"),
+               Reply("The column is called 'price' in lower case.", tokens=TOKENS, require="KeyError: 'Price'"),
+               py("total = sales['price'].sum()\nprint(total)", require=prompts.NEED_CODE)]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "total price of sales", replies, probe=("total",))
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert len(s.requests) == 3 and s.usage == (3, 300, 60), s.driver
+        assert s.texts()[2].endswith(prompts.NEED_CODE), s.driver
+        assert s.names == ([] if s.driver == "cli" else ["total"]), s.driver  # the command line's kernel has ended
+
+
+async def test_fixes_answered_in_words_until_the_retries_are_spent_say_so_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    words = Reply("The column is called 'price' in lower case.", tokens=TOKENS)
+    replies = [py("total = sales['Price'].sum()\ntotal"), words, words, py("never_run = 1")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "total price of sales", replies, probe=("total", "never_run"))
+    for s in seen:
+        assert s.status == "failed", (s.driver, s.message)
+        assert len(s.requests) == 3 and s.usage == (3, 300, 60), s.driver  # the default --retries 2, spent
+        assert "gave up after 1 attempt (the retries are spent; the last fix came back in words, without code)" \
+            in s.message.lower(), (s.driver, s.message)
+        assert "KeyError: 'Price'" in s.message and s.names == [], s.driver
 
 
 # A data file in the working directory, not loaded yet: the first request must say what its columns are.
