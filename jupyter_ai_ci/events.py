@@ -90,6 +90,9 @@ class ExecutionResult:
     notes: tuple[str, ...] = ()  # things the executor wants said (e.g. output cut)
     # Full mime bundles for frontends that insert real cells; never sent to the model.
     outputs: tuple[dict[str, Any], ...] = ()
+    # The figures it showed, in words (executors/capture.py's figure_words): what a model
+    # that cannot see them is told.
+    figures: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
