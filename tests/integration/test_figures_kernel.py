@@ -17,7 +17,9 @@ import nbformat
 import pytest
 
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
+from jupyter_ai_ci.notebook.reader import png_size
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+from jupyter_ai_ci.testing.openai_server import image_parts
 
 from .kernel_helpers import ask_kernel, run_cell
 
@@ -80,3 +82,52 @@ def test_the_command_line_tells_the_model_what_the_chart_shows(tmp_path: Path,
     assert model_server.misses == [] and len(model_server.requests) == 2
     cells = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells
     assert any(DESCRIBED in o.get("metadata", {}).get(FIGURE_KEY, "") for c in cells for o in c.get("outputs", []))
+
+
+BIG = BARS.replace("import matplotlib.pyplot as plt\n",
+                   "import matplotlib.pyplot as plt\nplt.figure(figsize=(16, 12), dpi=100)\n")  # 1600 px wide
+
+
+def pictures_sent(body: dict[str, Any]) -> list[tuple[int, int]]:
+    """The sizes of the PNG pictures a request carried."""
+    sizes = []
+    for url in image_parts(body):
+        assert url.startswith("data:image/png;base64,")
+        sizes.append(png_size(url.split(",", 1)[1]))
+    return sizes  # type: ignore[return-value]
+
+
+def test_a_vision_model_on_this_machine_sees_the_picture_scaled_down(kernel: Any,
+                                                                     model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nwhich month peaks? plot sales by month")
+    assert run.status == "ok", run.reply
+    first, answer = model_server.requests
+    assert pictures_sent(first) == []
+    (size,) = pictures_sent(answer)  # with its description too: the words go to every model
+    assert max(size) == 1024 and min(size) > 500
+    # A model of no family that takes images: never a picture, the description only.
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    assert run_cell(kernel, "%%ask\nwhich month peaks? plot the sales").status == "ok"
+    assert [pictures_sent(r) for r in model_server.requests] == [[], []]
+    # Turned off for a vision model.
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    run_cell(kernel, "%config AskMagics.vision = 'off'")
+    try:
+        assert run_cell(kernel, "%%ask --model gpt-4o\nwhich month peaks? chart the sales").status == "ok"
+    finally:
+        run_cell(kernel, "%config AskMagics.vision = 'auto'")
+    assert [pictures_sent(r) for r in model_server.requests] == [[], []]
+
+
+def test_a_model_that_refuses_pictures_is_asked_again_without_them_and_remembered(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.refuse_images = True
+    model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+    run = run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? draw sales by month")
+    assert run.status == "ok", run.reply
+    assert "February." in run.shown
+    assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 1, 0]  # refused, then without
+    model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+    assert run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? plot it").status == "ok"
+    assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 0]  # not tried again
