@@ -126,6 +126,24 @@ class AICISettings(Configurable):
 
     temperature = CFloat(0.0, min=0.0, max=2.0, help="Sampling temperature.").tag(config=True)
 
+    vision = CaselessStrEnum(
+        ["auto", "on", "off"],
+        default_value="auto",
+        help="Send the figures a step drew to the model as pictures (PNG, at most 1024 px, at most 3 "
+        "a request), beside their descriptions in words, which every model gets. 'auto': when the "
+        "model's name is of a family that takes images (gpt-4o, gpt-4.1, gpt-5, Claude, Gemini, "
+        "Qwen-VL, LLaVA, ...) and the endpoint is on this machine or a private network, or "
+        "figures_to_hosted allows a hosted one; 'on': to this endpoint whatever it is; 'off': never. "
+        "A picture cannot be masked (docs/safety.md). A model that refuses pictures is not sent "
+        "them again.",
+    ).tag(config=True)
+
+    figures_to_hosted = Bool(
+        False,
+        help="With vision 'auto': send figures' pictures to a hosted endpoint (not on this machine "
+        "or a private network) too. Secrets in a chart's picture cannot be masked.",
+    ).tag(config=True)
+
     candidates = CInt(
         1, min=1, max=9,
         help="Candidates that must agree: after the first attempt that works, the request is asked "

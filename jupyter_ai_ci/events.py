@@ -18,9 +18,17 @@ class Message:
 
     role: Literal["system", "user", "assistant"]
     content: str
+    # Pictures of the figures this message speaks of (base64 PNGs, at most 1024 px a side), for a
+    # model that takes images (model/vision.py); the client drops them for any other.
+    images: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+    def as_dict(self) -> dict[str, Any]:
+        if not self.images:
+            return {"role": self.role, "content": self.content}
+        # OpenAI's parts: the text, then each picture as a data URL.
+        parts: list[dict[str, Any]] = [{"type": "text", "text": self.content}]
+        parts += [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}} for png in self.images]
+        return {"role": self.role, "content": parts}
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,9 @@ class ExecutionResult:
     notes: tuple[str, ...] = ()  # things the executor wants said (e.g. output cut)
     # Full mime bundles for frontends that insert real cells; never sent to the model.
     outputs: tuple[dict[str, Any], ...] = ()
+    # The figures it showed, in words (executors/capture.py's figure_words): what a model
+    # that cannot see them is told.
+    figures: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -16,6 +16,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from jupyter_ai_ci.context.codesecrets import mask_assignments, mask_matches
@@ -202,7 +203,7 @@ def _environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
 
 def mask_messages(messages: Sequence[Message], known: Sequence[str] = ()) -> list[Message]:
     """The messages as they may leave: every content masked (see ``mask_secrets``)."""
-    return [Message(m.role, mask_secrets(m.content, known)) for m in messages]
+    return [replace(m, content=mask_secrets(m.content, known)) for m in messages]
 
 
 class MaskingClient:
@@ -236,7 +237,7 @@ class MaskingClient:
             text = done.get(m.content)
             if text is None:
                 text = done[m.content] = mask_secrets(m.content, known)
-            masked.append(Message(m.role, text))
+            masked.append(replace(m, content=text))  # a picture cannot be masked: see model/vision.py
         self.masking += time.perf_counter() - started
         return masked
 

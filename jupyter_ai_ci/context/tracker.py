@@ -23,6 +23,8 @@ import weakref
 from functools import lru_cache
 from typing import Any, TypeGuard
 
+from jupyter_ai_ci.context import figurehook
+
 
 @lru_cache(maxsize=64)  # a cell run again (a notebook re-run, a loop of edits) is not walked again
 def _bound_names(source: str) -> frozenset[str]:
@@ -238,6 +240,7 @@ def tracker_for(shell: Any) -> KernelTracker:
         shell.events.register("pre_run_cell", tracker.pre_run_cell)
         shell.events.register("post_run_cell", tracker.post_run_cell)
         _watch_displays(shell, tracker)
+        figurehook.watch(shell)  # figures' outputs say what they show (issue #40)
     return tracker
 
 
@@ -245,6 +248,7 @@ def forget(shell: Any) -> None:
     """Stop tracking ``shell``: unhook the cell hook and the display publisher."""
     tracker = _trackers.pop(shell, None)
     if tracker is not None:
+        figurehook.unwatch(shell)
         for event, callback in (("pre_run_cell", tracker.pre_run_cell), ("post_run_cell", tracker.post_run_cell)):
             try:
                 shell.events.unregister(event, callback)

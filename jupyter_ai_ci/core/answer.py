@@ -13,8 +13,9 @@ The rule, kept simple so a user can predict it (docs/guide.md):
   (printed, or the value of its last expression).
 - the default (``answer = 'auto'``): when the request is a question -- it ends
   with ``?`` or starts with what, which, who, when, where, why or how -- and
-  the last step showed text.  A figure alone is not text: the
-  model cannot see it, so it could not answer from it.
+  the last step showed text.  A figure counts as text when it was described (its
+  description is what the model reads, ``context/figures.py``); an image nothing
+  describes does not: the model could not answer from it.
 
 The model may already have ended in prose after seeing the output (``--steps``
 above 1); then that prose is the answer and nothing more is asked.
@@ -50,8 +51,9 @@ def is_question(request: str) -> bool:
 
 
 def showed_text(results: Sequence[ExecutionResult]) -> bool:
-    """The step printed something, or its last expression had a value."""
-    return any(r.output.strip() or (r.result is not None and r.result.strip()) for r in results)
+    """The step printed something, its last expression had a value, or it drew a figure that
+    was described."""
+    return any(r.output.strip() or (r.result is not None and r.result.strip()) or r.figures for r in results)
 
 
 def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResult]) -> bool:

@@ -24,6 +24,7 @@ def describe_result(result: ExecutionResult, limit: int) -> str:
     if result.output:
         parts.append(result.output.rstrip("\n"))
     parts.extend(f"[displayed {d}]" for d in result.displays)
+    parts.extend(result.figures)  # what the figures show, for a model that cannot see them
     if result.result is not None:
         parts.append(f"Out: {result.result}")
     return head_tail("\n".join(parts), limit) if parts else prompts.NO_OUTPUT

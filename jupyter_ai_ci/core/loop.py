@@ -25,6 +25,7 @@ from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, res
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.nocode import no_code
+from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, pictures
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -100,7 +101,7 @@ def agent_loop(
     def over_budget() -> str:
         if not settings.token_budget:
             return ""
-        need = usage.total + sum(estimate_usage(m.content) for m in messages)
+        need = usage.total + sum(estimate_usage(m.content) + IMAGE_TOKENS * len(m.images) for m in messages)
         if need <= settings.token_budget:
             return ""
         # A newcomer read "0 tokens spent, … the budget is 94" of a session's 900: say which budget.
@@ -108,8 +109,15 @@ def agent_loop(
         return (f"token budget reached: the next model call needs about {need - usage.total} tokens, "
                 f"{usage.total} are spent on this request, and {budget}")
 
+    def shown(text: str, results: Sequence[ExecutionResult]) -> Message:
+        """A message about ``results``, with their figures' pictures for a model that takes images
+        (earlier messages' are dropped: a request carries at most ``pictures.MAX_PICTURES``)."""
+        if images := pictures(results) if settings.vision else ():
+            messages[:] = [replace(m, images=()) for m in messages]
+        return Message("user", text, images)
+
     def ask(text: str, purpose: Literal["fix", "answer"] = "fix", temperature: float | None = None,
-            restart: bool = False) -> Generator[Action, Any, ModelReply | str]:
+            restart: bool = False, results: Sequence[ExecutionResult] = ()) -> Generator[Action, Any, ModelReply | str]:
         """``text`` goes to the model as the next user message, its reply comes back; or, with
         nothing sent, why not: the request would go over the token budget (the unsent message is
         dropped too: the conversation kept for the next request holds only what was sent).
@@ -120,7 +128,7 @@ def agent_loop(
             del messages[opening + 1:]
             messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}")
         else:
-            messages.append(Message("user", text))
+            messages.append(shown(text, results))
         if why := over_budget():
             messages[:] = before
             return why
@@ -268,17 +276,18 @@ def agent_loop(
                 named = tuple({**dict(named), **dict(live)}.items())
             settings = replace(settings, policy=replace(settings.policy, bindings=named))
             output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-            messages.append(Message("user", prompts.NEXT_STEP.format(
+            messages.append(shown(prompts.NEXT_STEP.format(
                 output=head_tail(output, settings.max_output_chars),
                 step=step + 1,
                 steps=settings.steps,
-            )))
+            ), step_results))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
     if not wants_answer(settings.answer, request, step_results):
         return outcome("success")
     # One more call: the model has written code, not read its output; now it answers from it.
     output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-    answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer")
+    answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer",
+                            results=step_results)
     if isinstance(answer, str):
         return outcome("success")  # the cells stand; an answer is not worth going over the budget
     if answer.finish_reason == NO_ANSWER:  # the endpoint failed: the cells stand, the call is not counted

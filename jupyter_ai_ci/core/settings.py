@@ -37,3 +37,6 @@ class LoopSettings:
     # Candidates that must agree (core/consensus.py): 1 runs the first working attempt alone.
     candidates: int = 1
     candidate_temperature: float = 0.7  # the candidates after the first are sampled at it
+    # The model takes images (model/vision.py): the figures a step drew go with the next request
+    # (the next step, the answer) as pictures too, beside their descriptions (core/pictures.py).
+    vision: bool = False

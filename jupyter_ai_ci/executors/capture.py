@@ -6,6 +6,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY, NOT_DESCRIBED
+from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME, describe_spec
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+MAX_FIGURE_CHARS = 3000  # of a description read from an output (the kernel's are ~1,000)
+
 
 class CappedText:
     """Keeps the first and last ``limit // 2`` characters written, and a count.
@@ -99,6 +105,25 @@ def standin(data: dict[str, Any]) -> str:
     return f"{kinds} {plain}".strip() if kinds else plain
 
 
+def figure_words(data: dict[str, Any], metadata: Any) -> str:
+    """What a model that cannot see an output is told it shows ("" for an output that is no
+    figure): the description the kernel put in its metadata (``context/figurehook.py``), else a
+    Plotly spec's (``fig.show()`` publishes the spec, not the object), else for a widget that it
+    is not described."""
+    text = metadata.get(FIGURE_KEY) if isinstance(metadata, dict) else None
+    if isinstance(text, str) and text.strip():
+        return text[:MAX_FIGURE_CHARS]
+    spec = data.get(PLOTLY_MIME)
+    if isinstance(spec, dict):
+        try:
+            return describe_spec(spec)
+        except Exception as exc:  # noqa: BLE001 -- an odd spec costs its description, not the run
+            return f"Plotly figure: {NOT_DESCRIBED} ({type(exc).__name__})"
+    if WIDGET_MIME in data:
+        return f"an interactive widget: {NOT_DESCRIBED}"
+    return ""
+
+
 class OutputRecorder:
     """Records one execution's outputs: capped text for the model, and
     nbformat-shaped outputs (also capped) for frontends that insert real cells."""
@@ -109,6 +134,7 @@ class OutputRecorder:
         self.kept = 0
         self._outputs: list[dict[str, Any]] = []
         self.displays: list[str] = []
+        self.figures: list[str] = []  # what the figures shown show, in words (figure_words)
         self.result: str | None = None
         self.dropped = 0
 
@@ -141,8 +167,15 @@ class OutputRecorder:
         else:
             self._outputs.append({"output_type": "stream", "name": name, "text": [text]})
 
+    def _figure(self, data: dict[str, Any], metadata: dict[str, Any] | None) -> None:
+        words = figure_words(data, metadata)
+        # A figure that is a cell's last value is shown twice by the inline backend: said once.
+        if words and (not self.figures or self.figures[-1] != words):
+            self.figures.append(words)
+
     def display(self, data: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         self.displays.append(standin(data))
+        self._figure(data, metadata)
         if self._keep(sum(len(str(v)) for v in data.values())):
             self._outputs.append(
                 {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})}
@@ -150,6 +183,7 @@ class OutputRecorder:
 
     def execute_result(self, data: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         self.result = str(data.get("text/plain", ""))
+        self._figure(data, metadata)
         if self._keep(sum(len(str(v)) for v in data.values())):
             self._outputs.append({
                 "output_type": "execute_result",

@@ -22,7 +22,7 @@ from typing import Any
 from jupyter_ai_ci.errors import ExecutionAborted
 from jupyter_ai_ci.events import ErrorInfo, Execute, ExecutionResult, TransactionReport
 from jupyter_ai_ci.executors import pip
-from jupyter_ai_ci.executors.capture import standin
+from jupyter_ai_ci.executors.capture import figure_words, standin
 from jupyter_ai_ci.safety import remote
 from jupyter_ai_ci.safety.undostack import Limits, new_request_id
 from jupyter_ai_ci.text import head_tail, strip_ansi
@@ -42,6 +42,7 @@ def result_from_reply(reply: dict[str, Any], max_output_chars: int) -> Execution
     outputs = [o for o in reply.get("outputs") or [] if isinstance(o, dict)]
     text: list[str] = []
     displays: list[str] = []
+    figures: list[str] = []
     result: str | None = None
     error: ErrorInfo | None = None
     for out in outputs:
@@ -51,7 +52,10 @@ def result_from_reply(reply: dict[str, Any], max_output_chars: int) -> Execution
             text.append("".join(value) if isinstance(value, list) else str(value))
         elif kind == "display_data":
             displays.append(standin(out.get("data") or {}))
-        elif kind == "execute_result":
+        if kind in ("display_data", "execute_result"):
+            words = figure_words(out.get("data") or {}, out.get("metadata"))
+            figures.extend([words] if words else [])
+        if kind == "execute_result":
             plain = (out.get("data") or {}).get("text/plain", "")
             result = "".join(plain) if isinstance(plain, list) else str(plain)
         elif kind == "error":
@@ -63,6 +67,7 @@ def result_from_reply(reply: dict[str, Any], max_output_chars: int) -> Execution
         output=head_tail("".join(text), max_output_chars),
         result=result,
         displays=tuple(displays),
+        figures=tuple(figures),
         error=error,
         seconds=float(reply.get("seconds") or 0.0),
         outputs=tuple(outputs),

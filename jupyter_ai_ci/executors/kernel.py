@@ -177,6 +177,7 @@ class KernelExecutor:
             output=recorder.text.getvalue(),
             result=recorder.result,
             displays=tuple(recorder.displays),
+            figures=tuple(recorder.figures),
             error=error,
             seconds=time.perf_counter() - started,
             notes=recorder.notes(),

@@ -178,6 +178,7 @@ class ShellExecutor:
             output=clean(recorder.text.getvalue()),
             result=recorder.result,
             displays=tuple(recorder.displays),
+            figures=tuple(recorder.figures),
             error=error,
             seconds=seconds,
             notes=recorder.notes(),

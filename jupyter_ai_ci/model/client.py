@@ -24,7 +24,7 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message, ModelReply, Usage
-from jupyter_ai_ci.model import dialect, transport
+from jupyter_ai_ci.model import dialect, transport, vision
 from jupyter_ai_ci.model.reply import Accumulator, StreamError, TextCallback, aevents, events
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -87,6 +87,9 @@ class Endpoint:
     # The server's kind (model/dialect.py) when it is known without asking: the managed local
     # model is llama.cpp.  "": asked when ``probe``, else unknown.
     kind: str = ""
+    # Whether figures go as pictures (model/vision.py): AICISettings.vision and figures_to_hosted.
+    vision: str = "auto"
+    figures_to_hosted: bool = False
     # Where the base URL and the key were set, for the error that asks to check them: the
     # environment, or the configuration (%config, jupyter_*_config.py).  Not part of the identity.
     base_url_from: str = field(default="OPENAI_BASE_URL", compare=False)
@@ -106,9 +109,15 @@ class Endpoint:
             stream=s.stream,
             max_tokens=s.max_reply_tokens,
             request_extra=json.dumps(s.request_extra, sort_keys=True) if s.request_extra else "",
+            vision=s.vision,
+            figures_to_hosted=s.figures_to_hosted,
             base_url_from="the configured base_url" if s.base_url else "OPENAI_BASE_URL",
             api_key_from="the configured api_key" if s.api_key and not s.api_key_from_env else "OPENAI_API_KEY",
         )
+
+    @property
+    def takes_images(self) -> bool:
+        return vision.takes_images(self.vision, self.base_url, self.model, self.figures_to_hosted)
 
     @property
     def host(self) -> str:
@@ -271,13 +280,14 @@ class OpenAIClient:
             if self._kind is None:
                 self._kind = dialect.detect(self._sync, self.endpoint.base_url)
             fields, sent_n = self._sent(n)
+            sent = vision.for_model(messages, self.endpoint.takes_images)
             try:
-                response = _post(self._sync, _at(self.endpoint, temperature), messages, fields, sent_n)
+                response = _post(self._sync, _at(self.endpoint, temperature), sent, fields, sent_n)
             except Exception as exc:
-                if not dialect.refused_n(exc, sent_n):
+                if (instead := vision.resend(exc, sent, sent_n)) is None:
                     raise
-                response = _post(self._sync, _at(self.endpoint, temperature), messages, fields, 1)
-                dialect.refuses_n(self.endpoint.base_url, self.endpoint.model)
+                response = _post(self._sync, _at(self.endpoint, temperature), instead[0], fields, instead[1])
+                vision.remember(self.endpoint.base_url, self.endpoint.model, sent, sent_n, instead)
             try:
                 if self.endpoint.stream:
                     for chunk in events(response.iter_lines()):
@@ -311,13 +321,14 @@ class OpenAIClient:
                     if self._kind is None:
                         self._kind = await dialect.adetect(self._async, self.endpoint.base_url)
             fields, sent_n = self._sent(n)
+            sent = vision.for_model(messages, self.endpoint.takes_images)
             try:
-                response = await _post(self._async, _at(self.endpoint, temperature), messages, fields, sent_n)
+                response = await _post(self._async, _at(self.endpoint, temperature), sent, fields, sent_n)
             except Exception as exc:
-                if not dialect.refused_n(exc, sent_n):
+                if (instead := vision.resend(exc, sent, sent_n)) is None:
                     raise
-                response = await _post(self._async, _at(self.endpoint, temperature), messages, fields, 1)
-                dialect.refuses_n(self.endpoint.base_url, self.endpoint.model)
+                response = await _post(self._async, _at(self.endpoint, temperature), instead[0], fields, instead[1])
+                vision.remember(self.endpoint.base_url, self.endpoint.model, sent, sent_n, instead)
             try:
                 if self.endpoint.stream:
                     async for chunk in aevents(response.aiter_lines()):

@@ -49,13 +49,21 @@ def session_notebook(environ: Mapping[str, str] | None = None, cwd: str | None =
     return None
 
 
-def _png_size(data: str) -> str:
+def png_size(data: str) -> tuple[int, int] | None:
+    """A base64 PNG's width and height, from its header (no image library); None if unreadable."""
     try:
         head = base64.b64decode(data[:44])
+        if head[:8] != b"\x89PNG\r\n\x1a\n":
+            return None
         width, height = struct.unpack(">II", head[16:24])
-        return f" {width}×{height}"
+        return int(width), int(height)
     except Exception:
-        return ""
+        return None
+
+
+def _png_size(data: str) -> str:
+    size = png_size(data)
+    return f" {size[0]}×{size[1]}" if size else ""
 
 
 def _text(value: Any) -> str:

@@ -129,6 +129,7 @@ class Run:
             candidate_temperature=max(s.candidate_temperature, s.temperature),
             fix_from_start=s.fix_from_start == "always" or (
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
+            vision=self.endpoint.takes_images,  # figures go as pictures too (model/vision.py)
         )
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
         # What goes wrong with the store (a read-only or full folder, a damaged record) is one

@@ -49,6 +49,19 @@ class Reply:
         return [self.text, *self.alternatives[: wanted - 1]]
 
 
+def content_text(content: Any) -> str:
+    """A message's text: its content, or the text parts of a content with pictures."""
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content or "")
+
+
+def image_parts(body: dict[str, Any]) -> list[str]:
+    """The data URLs of the pictures a request sent, in order."""
+    return [p["image_url"]["url"] for m in body.get("messages", []) if isinstance(m.get("content"), list)
+            for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url"]
+
+
 def _tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
@@ -65,6 +78,8 @@ class ScriptedOpenAIServer:
         self.models_headers: dict[str, str] = {}
         self.models_status = 200
         self.max_n: int | None = None  # a request asking for more choices gets a 400, as some servers answer
+        # A request with pictures gets a 400 that names them, as a server whose model takes no images.
+        self.refuse_images = False
         self.misses: list[str] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -106,7 +121,7 @@ class ScriptedOpenAIServer:
 
     def request_texts(self) -> list[str]:
         """Each recorded request's messages joined as text, for assertions."""
-        return ["\n".join(str(m.get("content", "")) for m in r.get("messages", [])) for r in self.requests]
+        return ["\n".join(content_text(m.get("content")) for m in r.get("messages", [])) for r in self.requests]
 
     def _next(self, body: dict[str, Any]) -> Reply | None:
         with self._lock:
@@ -183,13 +198,18 @@ class ScriptedOpenAIServer:
                         server.requests.append(body)
                     self._error(400, f"'n' : number must be at most {server.max_n}")
                     return
+                if server.refuse_images and image_parts(body):
+                    with server._lock:
+                        server.requests.append(body)
+                    self._error(400, "Invalid content type. image_url is only supported by certain models.")
+                    return
                 reply = server._next(body)
                 if reply is None:
                     self._error(500, "scripted server: no reply left in the script")
                     return
                 if reply.delay:
                     time.sleep(reply.delay)
-                text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                text = "\n".join(content_text(m.get("content")) for m in body.get("messages", []))
                 if reply.require is not None and reply.require not in text:
                     server.misses.append(reply.require)
                     self._error(400, f"scripted reply requires {reply.require!r} in the request")

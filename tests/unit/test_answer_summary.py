@@ -39,7 +39,9 @@ def test_is_question(request_: str, question: bool) -> None:
 def test_the_rule_needs_text_output_and_honours_the_mode() -> None:
     figure = ExecutionResult(displays=("image/png <Figure>",))
     assert wants_answer("auto", "which region?", [PRINTED])
-    assert not wants_answer("auto", "which region?", [figure])  # the model cannot see a figure
+    assert not wants_answer("auto", "which region?", [figure])  # an image nobody described: unseen
+    described = ExecutionResult(displays=("image/png <Figure>",), figures=("Matplotlib figure: 1 axes",))
+    assert wants_answer("auto", "which region?", [described])  # its description is text it reads
     assert not wants_answer("auto", "plot it", [PRINTED])
     assert wants_answer("always", "plot it", [PRINTED])
     assert wants_answer("auto", "what is it?", [ExecutionResult(result="42")])

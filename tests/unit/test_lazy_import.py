@@ -16,9 +16,11 @@ from typing import Any
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 # What load_ext may import of ours: the package, the settings, the light magics and the kernel tracker.
-EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.context", "jupyter_ai_ci.context.tracker",
-                 "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry",
-                 "jupyter_ai_ci.drivers.own_settings", "jupyter_ai_ci.pristine"]
+# The tracker starts the figure hook (context/figurehook.py), which names the metadata key.
+EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.context", "jupyter_ai_ci.context.figurehook",
+                 "jupyter_ai_ci.context.tracker", "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry",
+                 "jupyter_ai_ci.drivers.own_settings", "jupyter_ai_ci.notebook", "jupyter_ai_ci.notebook.figuretext",
+                 "jupyter_ai_ci.pristine"]
 # The run stack, and what it pulls in; none of it belongs to loading.
 FORBIDDEN = ("asyncio", "openai", "httpx", "httpx2", "urllib.request", "jupyter_ai_ci.core.loop", "jupyter_ai_ci.run",
              "jupyter_ai_ci.model", "jupyter_ai_ci.context.kernel_state")
@@ -74,6 +76,18 @@ out["after_config"] = new_since(before)
         assert trait in out["config"]
     assert out["retries"] == 5
     assert heavy(out["after_config"]) == []
+
+
+def test_the_figure_hook_imports_no_plotting_library(tmp_path: Path) -> None:
+    """Outputs of every kind go through the figure hook; a kernel that never plotted imports
+    neither matplotlib nor plotly for it (issue #40)."""
+    out = run_child("""
+ip.run_line_magic("load_ext", "jupyter_ai_ci")
+quiet("from IPython.display import display, HTML\\ndisplay(HTML('<b>x</b>'))\\ndisplay({'a': 1})\\n[1, 2]")
+out["plotting"] = sorted(m for m in sys.modules if m.split(".")[0] in ("matplotlib", "plotly", "numpy"))
+out["describer"] = "jupyter_ai_ci.context.figures" in sys.modules
+""", tmp_path)
+    assert out["plotting"] == [] and out["describer"] is False
 
 
 def test_help_and_usage_errors_need_no_run_stack(tmp_path: Path) -> None:

@@ -1,0 +1,118 @@
+"""Which models are sent a figure's picture, and a model that refuses pictures (issue #40).
+
+``AICISettings.vision``: ``off`` never; ``on`` always (the person said so, for this endpoint,
+hosted or not); ``auto`` when the model's name is of a family that takes images (GPT-4o, 4.1,
+5, Claude, Gemini, Qwen-VL, LLaVA and the like) and the endpoint is the person's own -- a
+loopback or private address -- or ``AICISettings.figures_to_hosted`` allows a hosted one: a
+picture cannot be masked, so sending what a chart shows to a third party is the person's call
+(docs/safety.md).
+
+A model that answers a request with pictures by a 400 that names images is asked again without
+them, and that model at that endpoint is not sent pictures again in this process (as
+``dialect.refuses_n`` remembers a refused ``n``); its figures' descriptions still go.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from urllib.parse import urlparse
+
+from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.model import dialect
+from jupyter_ai_ci.model.transport import loopback
+
+VisionMode = str  # "auto" | "on" | "off" (config.AICISettings.vision)
+
+# Names of models that take images.  A name that is no family's is sent none under ``auto``.
+_FAMILIES = re.compile(
+    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|chatgpt-4o|\bo[134](?:-|$)|claude|gemini|gemma-?3|"
+    r"qwen[\d.]*-?vl|-vl\b|llava|bakllava|pixtral|llama-?3\.2-?vision|llama-?4|vision|minicpm-?v|moondream|"
+    r"internvl|phi-?[34](?:\.\d)?-vision|mistral-(?:small|medium)-3",
+    re.IGNORECASE,
+)
+_refused: set[tuple[str, str]] = set()  # (base URL, model) pairs that refused pictures
+_lock = threading.Lock()
+
+
+def family_takes_images(model: str) -> bool:
+    return bool(_FAMILIES.search(model.rsplit("/", 1)[-1]))
+
+
+def own_endpoint(base_url: str | None) -> bool:
+    """A loopback or private-network endpoint: the person's own machine or network."""
+    if loopback(base_url):
+        return True
+    host = (urlparse(base_url or "").hostname or "").strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_private
+    except ValueError:
+        return host.endswith((".local", ".internal", ".lan"))
+
+
+def takes_images(mode: VisionMode, base_url: str | None, model: str, to_hosted: bool = False) -> bool:
+    """Whether a request for ``model`` at ``base_url`` carries figures as pictures."""
+    with _lock:
+        if (str(base_url), model) in _refused:
+            return False
+    if mode == "on":
+        return True
+    if mode != "auto":
+        return False
+    return family_takes_images(model) and (to_hosted or own_endpoint(base_url))
+
+
+def has_images(messages: Sequence[Message]) -> bool:
+    return any(m.images for m in messages)
+
+
+def without_images(messages: Sequence[Message]) -> tuple[Message, ...]:
+    return tuple(replace(m, images=()) if m.images else m for m in messages)
+
+
+def refused_images(exc: Exception, messages: Sequence[Message]) -> bool:
+    """Whether ``exc`` answers a request with pictures by refusing them: a 400 or 422 that names
+    an image.  The request is sent again without them; another 400 is raised as it is."""
+    import openai
+
+    return (has_images(messages) and isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422)
+            and "image" in str(exc).lower())
+
+
+def refuses_images(base_url: str | None, model: str) -> None:
+    with _lock:
+        _refused.add((str(base_url), model))
+
+
+def for_model(messages: Sequence[Message], takes: bool) -> Sequence[Message]:
+    """The messages as this model may see them: pictures only for a model that takes them."""
+    return messages if takes or not has_images(messages) else without_images(messages)
+
+
+def resend(exc: Exception, messages: Sequence[Message], n: int) -> tuple[Sequence[Message], int] | None:
+    """What to send instead after ``exc``: without pictures to a model that refused them, for
+    one choice to one that refused ``n``; None: ``exc`` stands."""
+    if refused_images(exc, messages):
+        return without_images(messages), n
+    if dialect.refused_n(exc, n):
+        return messages, 1
+    return None
+
+
+def remember(base_url: str | None, model: str, sent: Sequence[Message], n: int,
+             instead: tuple[Sequence[Message], int]) -> None:
+    """``instead`` was answered where ``sent`` was refused: what was left out is not sent to this
+    model there again (a request refused again for another cause remembers nothing)."""
+    if instead[0] is not sent:
+        refuses_images(base_url, model)
+    if instead[1] != n:
+        dialect.refuses_n(base_url, model)
+
+
+def forget() -> None:
+    """Forget the refusals (tests)."""
+    with _lock:
+        _refused.clear()

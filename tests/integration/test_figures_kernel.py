@@ -1,0 +1,133 @@
+"""Figures the model can read (issue #40), end to end: a real kernel, the scripted HTTP model.
+
+The figure is drawn by the model's code with the kernel's own inline backend; its description
+is made in the kernel, travels in the output's metadata, and is what the model is told -- by
+the magic (in the kernel) and by the command line (over the messaging protocol).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
+from jupyter_ai_ci.notebook.reader import png_size
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+from jupyter_ai_ci.testing.openai_server import image_parts
+
+from .kernel_helpers import ask_kernel, run_cell
+
+pytestmark = pytest.mark.timeout(180)
+
+BARS = ("import matplotlib.pyplot as plt\n"
+        "plt.bar(['jan', 'feb', 'mar'], [4, 9, 2])\n"
+        "plt.title('Sales by month')\n"
+        "plt.ylabel('sales')\n"
+        "plt.show()")
+DESCRIBED = "3 bars left to right: jan=4, feb=9, mar=2; not sorted; largest feb=9, smallest mar=2"
+
+
+def py(code: str) -> str:
+    return f"Here you go.\n```python\n{code}\n```\n"
+
+
+@pytest.fixture(scope="module")
+def kernel(_server: ScriptedOpenAIServer) -> Iterator[Any]:
+    with ask_kernel(_server.base_url) as kc:
+        yield kc
+
+
+def test_a_question_about_a_chart_is_answered_from_its_description(kernel: Any,
+                                                                   model_server: ScriptedOpenAIServer) -> None:
+    # Only a figure, nothing printed: before #40 no answer was asked (the model could not see it).
+    model_server.script(py(BARS), Reply("February peaks, at 9.", require=DESCRIBED))
+    run = run_cell(kernel, "%%ask\nwhich month peaks? plot sales by month")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == [] and len(model_server.requests) == 2
+    answer = model_server.request_texts()[1]
+    assert "[displayed image/png <Figure size" in answer  # said as before, the description after it
+    assert "Matplotlib figure: 1 axes\naxes 1: bars\ntitle 'Sales by month'; y label 'sales'" in answer
+    assert "February peaks, at 9." in run.shown
+    # The figure's output carries its description: any executor reading it gets the same words.
+    figures = [m["content"] for m in run.of_type("display_data") if "image/png" in m["content"]["data"]]
+    assert figures and DESCRIBED in figures[0]["metadata"][FIGURE_KEY]
+
+
+def test_the_users_own_figure_gets_no_plotting_import_and_keeps_its_output(kernel: Any) -> None:
+    run = run_cell(kernel, "import sys\nprint(sorted(m for m in ('plotly', 'seaborn') if m in sys.modules))")
+    assert run.stdout.strip() == "[]"
+    # A figure that fails to render: its text is still shown, and what it holds still said.
+    run = run_cell(kernel, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+                           "ax.plot([1, 2, 3], label='x')\nax.set_title('$\\\\frac{$')\nplt.show()")
+    shown = [m["content"] for m in run.of_type("display_data")]
+    assert shown and all("image/png" not in d["data"] for d in shown)
+    words = shown[0]["metadata"][FIGURE_KEY]
+    assert "line 'x': 3 points" in words and "(the figure did not render: no image was made)" in words
+
+
+def test_the_command_line_tells_the_model_what_the_chart_shows(tmp_path: Path,
+                                                                model_server: ScriptedOpenAIServer) -> None:
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "a.ipynb")
+    model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+    proc = subprocess.run([sys.executable, "-m", "jupyter_ai_ci.drivers.cli", "run", "a.ipynb",
+                           "--prompt", "which month peaks? plot sales by month"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert model_server.misses == [] and len(model_server.requests) == 2
+    cells = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells
+    assert any(DESCRIBED in o.get("metadata", {}).get(FIGURE_KEY, "") for c in cells for o in c.get("outputs", []))
+
+
+BIG = BARS.replace("import matplotlib.pyplot as plt\n",
+                   "import matplotlib.pyplot as plt\nplt.figure(figsize=(16, 12), dpi=100)\n")  # 1600 px wide
+
+
+def pictures_sent(body: dict[str, Any]) -> list[tuple[int, int]]:
+    """The sizes of the PNG pictures a request carried."""
+    sizes = []
+    for url in image_parts(body):
+        assert url.startswith("data:image/png;base64,")
+        sizes.append(png_size(url.split(",", 1)[1]))
+    return sizes  # type: ignore[return-value]
+
+
+def test_a_vision_model_on_this_machine_sees_the_picture_scaled_down(kernel: Any,
+                                                                     model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nwhich month peaks? plot sales by month")
+    assert run.status == "ok", run.reply
+    first, answer = model_server.requests
+    assert pictures_sent(first) == []
+    (size,) = pictures_sent(answer)  # with its description too: the words go to every model
+    assert max(size) == 1024 and min(size) > 500
+    # A model of no family that takes images: never a picture, the description only.
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    assert run_cell(kernel, "%%ask\nwhich month peaks? plot the sales").status == "ok"
+    assert [pictures_sent(r) for r in model_server.requests] == [[], []]
+    # Turned off for a vision model.
+    model_server.script(py(BIG), Reply("February.", require=DESCRIBED))
+    run_cell(kernel, "%config AskMagics.vision = 'off'")
+    try:
+        assert run_cell(kernel, "%%ask --model gpt-4o\nwhich month peaks? chart the sales").status == "ok"
+    finally:
+        run_cell(kernel, "%config AskMagics.vision = 'auto'")
+    assert [pictures_sent(r) for r in model_server.requests] == [[], []]
+
+
+def test_a_model_that_refuses_pictures_is_asked_again_without_them_and_remembered(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.refuse_images = True
+    model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+    run = run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? draw sales by month")
+    assert run.status == "ok", run.reply
+    assert "February." in run.shown
+    assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 1, 0]  # refused, then without
+    model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+    assert run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? plot it").status == "ok"
+    assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 0]  # not tried again
