@@ -1,0 +1,67 @@
+"""``run`` of ``1 + 1`` through the MCP server (stdio, the SDK's own client) beside the same cell
+sent to a kernel with jupyter_client, taken in turns in one run (issue #39: ≤ 1.5x).
+
+The MCP figure is what an agent waits for: the call over stdio, the kernel's answer about its
+names (the policy reads them), the checkpoint, the cell, the commit, the undo note and the cell
+saved into the notebook.  The plain figure is one execute request to a kernel of its own.
+
+    python bench/bench_mcp.py [--repeats 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from bench_real_kernel import timed
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from jupyter_ai_ci.executors.local_kernel import LocalKernel
+
+
+async def measure(repeats: int) -> tuple[list[float], list[float]]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
+    nbformat.write(nbformat.v4.new_notebook(), folder / "a.ipynb")
+    params = StdioServerParameters(command=sys.executable, env=dict(os.environ), cwd=str(folder),
+                                   args=["-m", "jupyter_ai_ci.drivers.cli", "mcp", "--root-dir", str(folder)])
+    kernel = await LocalKernel.start(cwd=str(folder))
+    mcp_times: list[float] = []
+    plain: list[float] = []
+    try:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for _ in range(3):  # warm: the kernel started, modules imported, the notebook read once
+                await session.call_tool("run", {"code": "1 + 1", "notebook": "a.ipynb"})
+                await timed(kernel.client, "1 + 1")
+            for _ in range(repeats):
+                started = time.perf_counter()
+                result = await session.call_tool("run", {"code": "1 + 1", "notebook": "a.ipynb"})
+                mcp_times.append(time.perf_counter() - started)
+                assert result.structured_content and result.structured_content["status"] == "committed"
+                plain.append(await timed(kernel.client, "1 + 1"))
+    finally:
+        await kernel.shutdown()
+    return mcp_times, plain
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    mcp_times, plain = asyncio.run(measure(args.repeats))
+    m, p = statistics.median(mcp_times), statistics.median(plain)
+    print(f"run('1 + 1') through MCP (stdio): median {m * 1e3:.1f} ms")
+    print(f"the same cell through jupyter_client: median {p * 1e3:.1f} ms")
+    print(f"ratio: {m / p:.1f}x (target ≤ 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
