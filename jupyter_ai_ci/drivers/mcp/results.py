@@ -38,6 +38,7 @@ class AskResult(BaseModel):
     answer: str = ""  # the answer in words
     candidates: list[str] = []  # the other candidates' results, when they did not agree
     cells: list[str] = []  # ids of the cells written into the notebook
+    requests: int = 0  # model requests made (0: replayed)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0

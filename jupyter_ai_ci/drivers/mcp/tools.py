@@ -80,8 +80,8 @@ class Tools:
             outcome = done.outcome or Outcome("failed")
             seconds = time.perf_counter() - started
             facts = summarize(outcome, seconds, done.result.replayed if done.result else False)
-            line = facts.line() + ("" if done.exit_code == 0 or outcome.status != "failed" else
-                                   f" — {done.message.split('; ', 1)[-1]}")
+            # A run that gave up says what to do next, as the command line's line does.
+            line = facts.line() if outcome.status != "failed" else " · ".join([f"✗ {done.message}", *facts.figures()])
             if outcome.status == "success" and done.result is not None:
                 line += await self._keep_undo(kept, request_id, undoing.request_meta(
                     run, outcome, done.cells, "mcp"))
@@ -93,7 +93,7 @@ class Tools:
                 code="\n\n".join(c.code for c in applied),
                 outputs="\n".join(r.text_of(c.result) for c in applied), answer=outcome.answer,
                 candidates=[sureness(outcome.consensus), *others] if outcome.consensus else [],
-                cells=list(done.cells), prompt_tokens=outcome.usage.prompt_tokens,
+                cells=list(done.cells), requests=outcome.requests, prompt_tokens=outcome.usage.prompt_tokens,
                 completion_tokens=outcome.usage.completion_tokens, seconds=round(seconds, 3))
             mask = self._mask(run)
             return r.tool_result(r.masked(result, mask), r.images([c.result for c in applied]),

@@ -41,8 +41,9 @@ def py(code: str, **kwargs: Any) -> Reply:
 
 async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[Any, Any, Any, Path],
                        setup: list[str], request: str, replies: list[Reply],
-                       probe: tuple[str, ...] = (), candidates: int = 0) -> list[three.Seen]:
-    """``candidates``: asked for as each driver's user would (--candidates K, the panel's field)."""
+                       probe: tuple[str, ...] = (), candidates: int = 0, mcp: bool = False) -> list[three.Seen]:
+    """``candidates``: asked for as each driver's user would (--candidates K, the panel's field).
+    ``mcp``: the MCP server's ``ask`` too (its kernel starts empty: the setup is sent with ``run``)."""
     jp_fetch, jp_ws_fetch, jp_serverapp, root = jp
     flag = f"--candidates {candidates}" if candidates else ""
     seen = [await three.magic(server, tmp_path / "magic", setup, request, replies, probe, options=flag)]
@@ -50,6 +51,8 @@ async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[A
                                     probe, fields={"candidates": candidates} if candidates else None))
     seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", setup, request, replies,
                                         tuple(flag.split())))
+    if mcp:
+        seen.append(await three.mcp(server, tmp_path / "mcp", setup, request, replies, probe))
     return seen
 
 
@@ -63,7 +66,7 @@ def same_key_from_the_same_state(seen: list[Any]) -> bool:
     """The panel and the command line key their records on the notebook's name as well (they know
     it for certain); the magic's records are its folder's.  The rest of the key is the run's."""
     keys = {s.driver: s.records[0]["key"] for s in seen}
-    return keys["sidebar"] == keys["cli"] != keys["magic"]
+    return keys["sidebar"] == keys["cli"] == keys.get("mcp", keys["cli"]) != keys["magic"]
 
 
 async def test_a_retry_that_needs_the_keyerror_text_leaks_no_secret(
@@ -73,7 +76,8 @@ async def test_a_retry_that_needs_the_keyerror_text_leaks_no_secret(
     replies = [py("total = sales['Price'].sum()\ntotal"),
                py("total = sales['price'].sum()\nprint(total)", require="KeyError: 'Price'")]
     seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
-                              SETUP, request, replies)
+                              SETUP, request, replies, mcp=True)
+    assert [s.driver for s in seen] == ["magic", "sidebar", "cli", "mcp"]
     for s in seen:
         assert s.status == "success", (s.driver, s.message)
         assert len(s.requests) == 2, s.driver
@@ -118,7 +122,8 @@ async def test_retries_exhausted_leave_nothing_behind_and_count_every_request(
         jp_root_dir: Path) -> None:
     replies = [py("a = 1\nb = a / 0"), py("c = undefined_name"), py("d = [1][3]")]
     seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
-                              SETUP, "divide things", replies, probe=("a", "b", "c", "d"))
+                              SETUP, "divide things", replies, probe=("a", "b", "c", "d"), mcp=True)
+    assert len(seen) == 4
     for s in seen:
         assert s.status == "failed", (s.driver, s.message)
         assert "gave up after 3 attempts" in s.message.lower(), s.driver

@@ -199,3 +199,28 @@ def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: s
     result = json.loads((folder / "run.json").read_text())[0]
     usage = (result["requests"], result["prompt_tokens"], result["completion_tokens"])
     return Seen("cli", result["status"], result["message"], usage, records(folder), list(server.requests))
+
+
+async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply],
+              probe: tuple[str, ...] = ()) -> Seen:
+    """``jupyter ai-ci mcp`` over stdio with the ``mcp`` SDK's client: the setup cells sent with ``run``
+    (a failing one is rolled back, as ``run`` does), then ``ask``, then the probe with ``run``."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    folder.mkdir(exist_ok=True)
+    server.script(*replies)
+    nbformat.write(nbformat.v4.new_notebook(), folder / "work.ipynb")
+    params = StdioServerParameters(command=sys.executable, env=dict(os.environ), cwd=str(folder),
+                                   args=["-m", "jupyter_ai_ci.drivers.cli", "mcp", "--root-dir", str(folder)])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for code in setup:
+            await session.call_tool("run", {"code": code, "notebook": "work.ipynb"})
+        asked = await session.call_tool("ask", {"request": request, "notebook": "work.ipynb"})
+        shown = await session.call_tool("run", {"code": PROBE.format(names=list(probe)), "notebook": "work.ipynb"})
+    data = asked.structured_content or {}
+    status = {"done": "success", "not sure": "success", "failed": "failed"}.get(data.get("status", ""), "error")
+    usage = (data.get("requests", 0), data.get("prompt_tokens", 0), data.get("completion_tokens", 0))
+    names, last = _probed((shown.structured_content or {}).get("outputs", ""))
+    return Seen("mcp", status, asked.content[0].text, usage, records(folder), list(server.requests), names, last)
