@@ -1,6 +1,6 @@
 """The keeper: the small parent of a shared llama.cpp server, which stops it when nobody uses it.
 
-``python -m jupyter_ai_ci.model.keeper --model PATH --idle SECONDS --log FILE -- COMMAND...``
+``python -m jupyter_ai_ci.model.keeper --model PATH --idle SECONDS --log FILE --starter PID -- COMMAND...``
 
 The server is shared by every kernel of a person (runtime.py), so it must not die with the one
 that started it, and nobody else may be left to stop it.  Why a parent process of our own:
@@ -12,9 +12,10 @@ that started it, and nobody else may be left to stop it.  Why a parent process o
   holding gigabytes;
 - it reads the idle clock from the locks every client holds anyway (runtime.py): no proxy in
   front of the server, no heartbeat a killed kernel could leave stuck, no timer in each client.
-  It stops the server once nobody has held the busy lock for ``--idle`` seconds (with
-  ``--idle 0``: once no process that used the server is left), taking the busy lock exclusive
-  first, so a request never starts under a stop.
+  Once the runtime file names its server, it stops the server when nobody has held the busy lock
+  for ``--idle`` seconds (with ``--idle 0``: once no process that used the server is left),
+  taking the busy lock exclusive first, so a request never starts under a stop.  Before, the
+  server is its starter's, and goes if the starter dies.
 
 It prints ``{"keeper": PID, "server": PID}`` on its stdout once the server is launched; the
 client proves the server is its own (local_auth.py) and writes the runtime file.  On its way out
@@ -51,8 +52,8 @@ def _die_with_parent() -> None:
 
 
 class Keeper:
-    def __init__(self, model: Path, idle: float, log: Path, command: list[str]) -> None:
-        self.model, self.idle, self.log = model, idle, log
+    def __init__(self, model: Path, idle: float, log: Path, starter: int, command: list[str]) -> None:
+        self.model, self.idle, self.log, self.starter = model, idle, log, starter
         self.server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr,
                                        preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         self.busy = runtime._open_lock(model, "busy")
@@ -62,6 +63,10 @@ class Keeper:
 
     def idle_enough(self) -> bool:
         """Called holding the busy lock: nobody is asking now; has nobody asked for long enough?"""
+        if not runtime.names(self.model, self.server.pid):
+            # Not shared yet (or never: a test's, a benchmark's own): its starter's until then, and
+            # stopped if the starter died before writing the runtime file (a kernel killed mid-start).
+            return not runtime.running(self.starter)
         if self.idle <= 0:
             return runtime.exclusive_now(self.users)
         with contextlib.suppress(OSError):
@@ -108,12 +113,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--idle", type=float, default=0.0)
     parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--starter", type=int, required=True, help="the process that started it")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if os.fork():  # no kernel is the keeper's parent (the client waits for this one's exit)
         os._exit(0)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    keeper = Keeper(args.model, args.idle, args.log, command)
+    keeper = Keeper(args.model, args.idle, args.log, args.starter, command)
     print(json.dumps({"keeper": os.getpid(), "server": keeper.server.pid}), flush=True)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())  # the client stops reading: nothing more goes there

@@ -129,7 +129,7 @@ class LocalServer:
         fd, log = tempfile.mkstemp(prefix="jupyter-ai-ci-llama-", suffix=".log")
         self.log_path = Path(log)
         command = [sys.executable, "-m", "jupyter_ai_ci.model.keeper", "--model", str(self.model_path.resolve()),
-                   "--idle", str(self.idle_timeout), "--log", log, "--",
+                   "--idle", str(self.idle_timeout), "--log", log, "--starter", str(os.getpid()), "--",
                    sys.executable, "-m", "llama_cpp.server", *self.launch_args()]
         # A session of its own and the root folder: no kernel's kill or folder holds it.
         keeper = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=fd, stdin=subprocess.DEVNULL,
