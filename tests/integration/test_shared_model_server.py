@@ -21,6 +21,7 @@ from jupyter_ai_ci.model.client import Endpoint
 
 from ..unit.test_local_auth import Squatter
 from .kernel_helpers import start_kernel
+from .test_local_model import assembled  # noqa: F401  (the packaged model assembled once, before these tests)
 
 MODEL = local.bundled_model()
 pytestmark = [
@@ -84,12 +85,6 @@ def server_line(printed: str) -> tuple[int, int]:
     line = next(x for x in printed.splitlines() if x.startswith("server "))
     _, port, pid, _ = line.split()
     return int(port), int(pid)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def assembled() -> None:
-    if MODEL is not None and local.llama_server_installed():
-        local.materialize(MODEL)
 
 
 def test_two_kernels_starting_at_once_and_this_process_share_one_server(model_runtime: Path) -> None:
