@@ -60,13 +60,16 @@ class Keeper:
         self.users = runtime._open_lock(model, "users")
         self.last_busy = time.time()
         self.stopping = False
+        self.shared = False  # the runtime file has named its server
 
     def idle_enough(self) -> bool:
         """Called holding the busy lock: nobody is asking now; has nobody asked for long enough?"""
         if not runtime.names(self.model, self.server.pid):
+            # Its file was replaced (refused, or its proof failed): nobody can find it any more.
             # Not shared yet (or never: a test's, a benchmark's own): its starter's until then, and
             # stopped if the starter died before writing the runtime file (a kernel killed mid-start).
-            return not runtime.running(self.starter)
+            return self.shared or not runtime.running(self.starter)
+        self.shared = True
         if self.idle <= 0:
             return runtime.exclusive_now(self.users)
         with contextlib.suppress(OSError):

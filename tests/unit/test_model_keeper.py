@@ -93,3 +93,16 @@ def test_the_keeper_leaves_a_runtime_file_that_names_another_server(model: Path,
     os.kill(keeper, 15)
     assert gone_within(3.0, keeper, server)
     assert runtime.file_for(model).exists()
+
+
+def test_a_server_whose_file_now_names_another_stops_once_no_request_holds_it(model: Path, tmp_path: Path) -> None:
+    """Its file was refused or failed its proof, and a new server's replaced it: nobody can find the
+    old one any more, and its gigabytes go -- after the requests that still use it."""
+    keeper, server = keep(model, tmp_path / "log", idle=600, starter=os.getpid())
+    register(model, server, keeper, tmp_path / "log")
+    assert not gone_within(1.0, server)
+    with runtime.Lease(model):
+        register(model, server + 100000, keeper, tmp_path / "log")  # the new server's file
+        assert not gone_within(1.5, server)  # a request still in flight on it
+    assert gone_within(3.0, keeper, server)
+    assert runtime.file_for(model).exists()  # the new server's file stays
