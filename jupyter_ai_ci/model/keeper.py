@@ -69,7 +69,6 @@ class Keeper:
             # Not shared yet (or never: a test's, a benchmark's own): its starter's until then, and
             # stopped if the starter died before writing the runtime file (a kernel killed mid-start).
             return self.shared or not runtime.running(self.starter)
-        self.shared = True
         if self.idle <= 0:
             return runtime.exclusive_now(self.users)
         with contextlib.suppress(OSError):
@@ -79,6 +78,8 @@ class Keeper:
     def watch(self) -> None:
         while self.server.poll() is None and not self.stopping:
             time.sleep(POLL)
+            # Seen even while requests keep the busy lock (a client starting the next server holds it).
+            self.shared = self.shared or runtime.names(self.model, self.server.pid)
             if not runtime.exclusive_now(self.busy):
                 self.last_busy = time.time()
                 continue

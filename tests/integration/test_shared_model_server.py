@@ -129,7 +129,10 @@ def test_a_killed_kernel_stops_neither_another_kernels_request_nor_the_server(mo
         printed = reply_of(kc_b, waiting, timeout=300)
         assert server_line(printed) == server  # B's request answered, by the same server
         assert runtime.running(server[1]) and llama_servers(model_runtime) == [server[1]]
-        # A's generation was dropped with its connection: B did not wait for 400 tokens of it.
+        # A's generation was dropped with its connection (llama-cpp-python says so in its log), not
+        # finished for nobody while B waited.
+        entry = runtime.read(MODEL)
+        assert entry is not None and "disconnected" in Path(entry.log).read_text(errors="replace")
         assert time.monotonic() - killed < 120
     finally:
         for km, kc in ((km_a, kc_a), (km_b, kc_b)):
@@ -176,5 +179,9 @@ def test_a_file_with_the_wrong_secret_is_not_used(model_runtime: Path) -> None:
     try:
         second = llama_server.server_for(MODEL)
         assert second.pid != first.pid and runtime.names(MODEL, second.pid)
+        deadline = time.monotonic() + 30  # nobody can find the first now: its keeper stops it
+        while first.alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not first.alive and second.alive
     finally:
         first.stop()
