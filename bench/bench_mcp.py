@@ -19,17 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 from bench_real_kernel import timed
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from jupyter_ai_ci.executors.local_kernel import LocalKernel
+from jupyter_ai_ci.notebook.document import load_or_create, save
 
 
 async def measure(repeats: int) -> tuple[list[float], list[float]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
-    nbformat.write(nbformat.v4.new_notebook(), folder / "a.ipynb")
+    save(load_or_create(folder / "a.ipynb", "python3"), folder / "a.ipynb")
     params = StdioServerParameters(command=sys.executable, env=dict(os.environ), cwd=str(folder),
                                    args=["-m", "jupyter_ai_ci.drivers.cli", "mcp", "--root-dir", str(folder)])
     kernel = await LocalKernel.start(cwd=str(folder))
