@@ -218,7 +218,9 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
         for code in setup:
             await session.call_tool("run", {"code": code, "notebook": "work.ipynb"})
         asked = await session.call_tool("ask", {"request": request, "notebook": "work.ipynb"})
-        shown = await session.call_tool("run", {"code": PROBE.format(names=list(probe)), "notebook": "work.ipynb"})
+        # PROBE's __import__ is asked about by the policy, which nobody can answer here.
+        shown = await session.call_tool("run", {"code": "import sys\n" + PROBE.format(names=list(probe)).replace(
+            "__import__('sys')", "sys"), "notebook": "work.ipynb"})
     data = asked.structured_content or {}
     status = {"done": "success", "not sure": "success", "failed": "failed"}.get(data.get("status", ""), "error")
     usage = (data.get("requests", 0), data.get("prompt_tokens", 0), data.get("completion_tokens", 0))
