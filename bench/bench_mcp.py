@@ -3,7 +3,9 @@ sent to a kernel with jupyter_client, taken in turns in one run (issue #39: ≤ 
 
 The MCP figure is what an agent waits for: the call over stdio, the kernel's answer about its
 names (the policy reads them), the checkpoint, the cell, the commit, the undo note and the cell
-saved into the notebook.  The plain figure is one execute request to a kernel of its own.
+saved into the notebook.  The plain figure is one execute request to a kernel of its own.  The
+third is the same tool's work without MCP (``Tools.run`` called in this process on a kernel of its
+own): what the protocol and the stdio hop add, apart from the transaction's round trips.
 
     python bench/bench_mcp.py [--repeats 30]
 """
@@ -23,44 +25,63 @@ from bench_real_kernel import timed
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.drivers.headless import KernelOptions
+from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+from jupyter_ai_ci.drivers.mcp.tools import Tools
 from jupyter_ai_ci.executors.local_kernel import LocalKernel
 from jupyter_ai_ci.notebook.document import load_or_create, save
 
 
-async def measure(repeats: int) -> tuple[list[float], list[float]]:
+class _Quiet:
+    async def report_progress(self, *args: object) -> None:
+        pass
+
+
+async def measure(repeats: int) -> tuple[list[float], list[float], list[float]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
     save(load_or_create(folder / "a.ipynb", "python3"), folder / "a.ipynb")
     params = StdioServerParameters(command=sys.executable, env=dict(os.environ), cwd=str(folder),
                                    args=["-m", "jupyter_ai_ci.drivers.cli", "mcp", "--root-dir", str(folder)])
     kernel = await LocalKernel.start(cwd=str(folder))
+    save(load_or_create(folder / "b.ipynb", "python3"), folder / "b.ipynb")
+    direct = Notebooks(folder, AICISettings(), KernelOptions())
+    tools = Tools(direct)
     mcp_times: list[float] = []
     plain: list[float] = []
+    inproc: list[float] = []
     try:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             for _ in range(3):  # warm: the kernel started, modules imported, the notebook read once
                 await session.call_tool("run", {"code": "1 + 1", "notebook": "a.ipynb"})
                 await timed(kernel.client, "1 + 1")
+                await tools.run("1 + 1", "b.ipynb", _Quiet())
             for _ in range(repeats):
                 started = time.perf_counter()
                 result = await session.call_tool("run", {"code": "1 + 1", "notebook": "a.ipynb"})
                 mcp_times.append(time.perf_counter() - started)
                 assert result.structured_content and result.structured_content["status"] == "committed"
                 plain.append(await timed(kernel.client, "1 + 1"))
+                started = time.perf_counter()
+                await tools.run("1 + 1", "b.ipynb", _Quiet())
+                inproc.append(time.perf_counter() - started)
     finally:
         await kernel.shutdown()
-    return mcp_times, plain
+        await direct.close()
+    return mcp_times, plain, inproc
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
-    mcp_times, plain = asyncio.run(measure(args.repeats))
-    m, p = statistics.median(mcp_times), statistics.median(plain)
+    mcp_times, plain, inproc = asyncio.run(measure(args.repeats))
+    m, p, d = statistics.median(mcp_times), statistics.median(plain), statistics.median(inproc)
     print(f"run('1 + 1') through MCP (stdio): median {m * 1e3:.1f} ms")
     print(f"the same cell through jupyter_client: median {p * 1e3:.1f} ms")
-    print(f"ratio: {m / p:.1f}x (target ≤ 1.5x)")
+    print(f"the same tool without MCP (in this process): median {d * 1e3:.1f} ms")
+    print(f"MCP / jupyter_client: {m / p:.1f}x (the issue's target ≤ 1.5x); MCP / the tool without it: {m / d:.2f}x")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,15 @@ drives, and shapes the result (``results.py``).  A problem is one line, as an er
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.types import CallToolResult
 
 from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
@@ -39,6 +42,21 @@ def failure(exc: Exception) -> CallToolResult:
     return r.tool_result(r.UndoResult(ok=False, line=line), error=True)
 
 
+async def _undone_if_cancelled(work: Awaitable[CallToolResult]) -> CallToolResult:
+    """``work`` in a task of its own, so that the client's cancel (or a disconnect) reaches it once:
+    the SDK cancels the call's anyio scope, where every later await would be cancelled too and the
+    rollback could never run.  The task gets one cancel, interrupts the kernel and rolls the
+    attempt back (``adrive``); the call waits for that, shielded, before it ends."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
+            await task
+        raise
+
+
 def status(outcome: Outcome) -> str:
     if outcome.status in ("success", "answered"):
         return "done" if outcome.consensus is None or outcome.consensus.sure else "not sure"
@@ -61,7 +79,7 @@ class Tools:
                 if lock.locked():
                     progress.say(f"waiting: another call is running in {path.name}")
                 async with lock:
-                    return await work(path, await self.nbs.kept(path), progress)
+                    return await _undone_if_cancelled(work(path, await self.nbs.kept(path), progress))
         except Exception as exc:  # noqa: BLE001 - every failure is one line to the agent
             return failure(exc)
 
