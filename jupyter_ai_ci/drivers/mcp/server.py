@@ -39,8 +39,9 @@ def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
         finally:
             await notebooks.close()  # the session's kernels go with it
 
+    # WARNING: at INFO every model request's HTTP line went to the client's log of this server.
     server: MCPServer[Any] = MCPServer("jupyter-ai-ci", version=__version__, instructions=INSTRUCTIONS,
-                                       lifespan=lifespan)
+                                       lifespan=lifespan, log_level="WARNING")
 
     async def ask(request: Annotated[str, Field(description="What to do or find out, in words")],
                   notebook: Notebook, ctx: Context,
