@@ -20,6 +20,7 @@ from typing import Any, Literal
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.answer import prose, wants_answer
 from jupyter_ai_ci.core.attempt import install, run_attempt
+from jupyter_ai_ci.core.chartcheck import chart_error
 from jupyter_ai_ci.core.consensus import sureness, vote
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
@@ -126,7 +127,8 @@ def agent_loop(
         before = list(messages)
         if restart:
             del messages[opening + 1:]
-            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}")
+            images = shown(text, results).images
+            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", images)
         else:
             messages.append(shown(text, results))
         if why := over_budget():
@@ -207,7 +209,8 @@ def agent_loop(
                 continue
             number = len(attempts) + 1
             voting = step == 1 and settings.candidates > 1  # the first step's result is voted on
-            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review, hold=voting)
+            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review, hold=voting,
+                                             check=lambda results: chart_error(request, results))
             if isinstance(attempt, str):
                 yield Notice("refused", attempt, attempt=number, step=step)
                 return outcome("refused", reason=attempt)
@@ -258,9 +261,11 @@ def agent_loop(
             )
             if step == 1 and settings.fix_from_start:
                 # The request anew, the failure in words: a small model shown its failed code copies it.
-                fixed = yield from ask(restart_note(attempt), restart=True)
+                fixed = yield from ask(restart_note(attempt, settings.max_output_chars), restart=True,
+                                       results=attempt.results)
             else:
-                fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
+                fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error),
+                                       results=attempt.results)
             if isinstance(fixed, str):
                 return outcome("over-budget", reason=fixed)
             reply = fixed

@@ -131,3 +131,48 @@ def test_a_model_that_refuses_pictures_is_asked_again_without_them_and_remembere
     model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
     assert run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? plot it").status == "ok"
     assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 0]  # not tried again
+
+
+SORTED = ("import matplotlib.pyplot as plt\n"
+          "sales = {{'jan': 4, 'feb': 9, 'mar': 2}}\n"
+          "months = sorted(sales, key=sales.get, reverse={down})\n"
+          "plt.bar(months, [sales[m] for m in months])\n"
+          "plt.show()")
+MISMATCH = "the bars ascend from left to right, but the request asked for largest first"
+
+
+def test_a_chart_that_contradicts_the_request_is_a_failed_attempt_fixed_with_that_sentence(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False) + "\nfirst_try = 1"),
+                        Reply(py(SORTED.format(down=True)), require=MISMATCH))
+    run = run_cell(kernel, "%%ask\nbar chart of sales by month, largest first")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == [] and len(model_server.requests) == 2
+    fix = model_server.request_texts()[1]
+    # The sentence leads the fix request, with what the failed attempt's chart showed.
+    assert f"The code ran, but the chart it drew does not match the request: {MISMATCH}." in fix
+    assert "The figures it drew show:" in fix and "mar=2, jan=4, feb=9; ascending" in fix
+    assert "✓" in run.shown and "2 attempts" in run.shown
+    # The attempt that drew the wrong chart was undone as any failed one is.
+    assert run_cell(kernel, "print('first_try' in dir())").stdout.strip() == "False"
+
+
+def test_a_chart_still_wrong_when_the_retries_are_spent_fails_the_request(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False)), py(SORTED.format(down=False).replace("jan", "Jan")))
+    run = run_cell(kernel, "%%ask --retries 1\nbar chart of sales by month, largest first")
+    assert run.status == "error" and len(model_server.requests) == 2, run.shown
+    assert f"ChartMismatch: {MISMATCH}" in run.shown
+    # Not asked for an order: the same chart is a success in one attempt.
+    model_server.script(py(SORTED.format(down=False)))
+    run = run_cell(kernel, "%%ask\nbar chart of sales by month")
+    assert run.status == "ok" and len(model_server.requests) == 1
+
+
+def test_a_vision_model_sees_the_failed_attempts_picture_in_the_fix_request(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False)), Reply(py(SORTED.format(down=True)), require=MISMATCH))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nbar chart of sales by month, largest first")
+    assert run.status == "ok", run.reply
+    first, fix = model_server.requests
+    assert pictures_sent(first) == [] and len(pictures_sent(fix)) == 1
