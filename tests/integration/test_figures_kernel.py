@@ -160,19 +160,40 @@ def test_a_chart_that_contradicts_the_request_is_a_failed_attempt_fixed_with_tha
 def test_a_chart_still_wrong_when_the_retries_are_spent_fails_the_request(
         kernel: Any, model_server: ScriptedOpenAIServer) -> None:
     model_server.script(py(SORTED.format(down=False)), py(SORTED.format(down=False).replace("jan", "Jan")))
-    run = run_cell(kernel, "%%ask --retries 1\nbar chart of sales by month, largest first")
+    run = run_cell(kernel, "%%ask --retries 1\nplot a bar chart of sales by month, largest first")
     assert run.status == "error" and len(model_server.requests) == 2, run.shown
     assert f"ChartMismatch: {MISMATCH}" in run.shown
     # Not asked for an order: the same chart is a success in one attempt.
     model_server.script(py(SORTED.format(down=False)))
-    run = run_cell(kernel, "%%ask\nbar chart of sales by month")
+    run = run_cell(kernel, "%%ask\nbar chart of the monthly sales")
     assert run.status == "ok" and len(model_server.requests) == 1
 
 
 def test_a_vision_model_sees_the_failed_attempts_picture_in_the_fix_request(
         kernel: Any, model_server: ScriptedOpenAIServer) -> None:
     model_server.script(py(SORTED.format(down=False)), Reply(py(SORTED.format(down=True)), require=MISMATCH))
-    run = run_cell(kernel, "%%ask --model gpt-4o\nbar chart of sales by month, largest first")
+    run = run_cell(kernel, "%%ask --model gpt-4o\nbar chart of sales per month, largest first")
     assert run.status == "ok", run.reply
     first, fix = model_server.requests
     assert pictures_sent(first) == [] and len(pictures_sent(fix)) == 1
+
+
+PHOTO = ("import io\nfrom PIL import Image as Picture\nfrom IPython.display import Image, display\n"
+         "buf = io.BytesIO()\nPicture.new('RGB', (640, 480), 'white').save(buf, format='PNG')\n"
+         "display(Image(data=buf.getvalue()))")
+
+
+def test_a_displayed_png_that_is_no_chart_is_said_by_its_size_and_shown_only_to_a_vision_model(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # A model that cannot see it: no answer is asked from a picture it cannot read.
+    model_server.script(py(PHOTO))
+    run = run_cell(kernel, "%%ask\nwhat does the picture show? display it")
+    assert run.status == "ok", run.reply
+    assert len(model_server.requests) == 1
+    # A model that sees: asked for the answer with the picture, and its size in words.
+    model_server.script(py(PHOTO), Reply("A white rectangle.", require="an image 640×480 px, not a chart"))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nwhat does the picture show? display it")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == []
+    first, answer = model_server.requests
+    assert pictures_sent(first) == [] and pictures_sent(answer) == [(640, 480)]
