@@ -197,3 +197,14 @@ def test_a_displayed_png_that_is_no_chart_is_said_by_its_size_and_shown_only_to_
     assert model_server.misses == []
     first, answer = model_server.requests
     assert pictures_sent(first) == [] and pictures_sent(answer) == [(640, 480)]
+
+
+def test_the_context_says_what_the_users_own_figures_show(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # A chart the person drew in a cell of their own, before asking about it.
+    assert run_cell(kernel, BARS.replace("Sales by month", "Own sales")).status == "ok"
+    model_server.script(Reply(py("print('ok')"), require="title 'Own sales'"))
+    run = run_cell(kernel, "%%ask\nredraw my chart above with the bars largest first")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == []
+    context = model_server.request_texts()[0]
+    assert DESCRIBED in context and "[image/png image" in context

@@ -18,9 +18,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from jupyter_ai_ci.context.figures import describe
-from jupyter_ai_ci.executors.capture import figure_words
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY, MAX_TOKENS, fit
 from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME, describe_spec, values
+from jupyter_ai_ci.notebook.reader import figure_words
 from jupyter_ai_ci.tokens import count_tokens
 
 
