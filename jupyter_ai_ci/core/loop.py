@@ -51,12 +51,7 @@ from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
 
-def agent_loop(
-    request: str,
-    context: str,
-    settings: LoopSettings,
-    history: Sequence[Message] = (),
-) -> LoopGen:
+def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequence[Message] = ()) -> LoopGen:
     """Run one ``%%ask`` request to its end.  See the module docstring."""
     messages: list[Message] = [Message("system", prompts.SYSTEM), *history]
     messages.append(Message("user", prompts.REQUEST.format(context=context, request=request).strip()))
@@ -127,8 +122,7 @@ def agent_loop(
         before = list(messages)
         if restart:
             del messages[opening + 1:]
-            images = shown(text, results).images
-            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", images)
+            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", shown(text, results).images)
         else:
             messages.append(shown(text, results))
         if why := over_budget():
