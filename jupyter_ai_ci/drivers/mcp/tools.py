@@ -85,6 +85,8 @@ class Tools:
             if outcome.status == "success" and done.result is not None:
                 line += await self._keep_undo(kept, request_id, undoing.request_meta(
                     run, outcome, done.cells, "mcp"))
+            if done.cells:
+                line += await self._open_note(path)
             applied = outcome.cells
             others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
                       for g in (outcome.consensus.groups[1:] if outcome.consensus else ())]
@@ -121,7 +123,7 @@ class Tools:
                 cells = self._append(path, code, outcome, kept)
                 line = "✓ committed" + await self._keep_undo(kept, request_id, {
                     "request": f"run: {code.strip().splitlines()[0][:60]}", "thread": str(path), "key": "",
-                    "cells": cells, "codes": [code], "source": "mcp"})
+                    "cells": cells, "codes": [code], "source": "mcp"}) + await self._open_note(path)
                 result = r.RunCodeResult(status="committed", line=line, outputs="\n".join(r.text_of(x) for x in ran),
                                          cells=cells)
             masked = r.masked(result, given.masked)
@@ -167,8 +169,20 @@ class Tools:
                     nb.cells = [c for c in nb.cells if not (str(c.get("id", "")) in gone
                                                             and METADATA_KEY in c.get("metadata", {}))]
                 save_onto(open_notebook(path), drop)
-            return r.tool_result(r.UndoResult(ok=done.ok, line=done.line, cells=done.cells), error=not done.ok)
+            line = done.line + (await self._open_note(path) if done.ok and done.cells else "")
+            return r.tool_result(r.UndoResult(ok=done.ok, line=line, cells=done.cells), error=not done.ok)
         return await self._turn(notebook, ctx, work)
+
+    async def _open_note(self, path: Path) -> str:
+        """Said when the file just written is open in a browser: its copy there does not have the
+        change, and saving that copy would write over it (JupyterLab asks first, but it asks)."""
+        try:
+            if not await self.nbs.kernels.open_elsewhere(path):
+                return ""
+        except Exception:  # noqa: BLE001 - not knowing is not a failed call
+            return ""
+        return (f" · {path.name} is open in a browser: its cells there are not the file's; reload it from "
+                "disk there (File > Reload Notebook from Disk) before saving it")
 
     async def _keep_undo(self, kept: Kept, request_id: str, meta: dict[str, Any]) -> str:
         """Hand the request's way back to the kernel's undo stack; "" or why none was kept."""

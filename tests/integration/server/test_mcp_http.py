@@ -1,0 +1,144 @@
+"""The MCP tools over streamable HTTP at /ai-ci/mcp, inside a real Jupyter server, driven by the
+``mcp`` SDK's own client: behind the server's token, in the kernel of the notebook's session."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx2  # noqa: E402  (the SDK's HTTP client)
+from mcp import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from jupyter_ai_ci.notebook.sinks import METADATA_KEY  # noqa: E402
+from jupyter_ai_ci.testing import ScriptedOpenAIServer  # noqa: E402
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "0"}}}
+
+
+@pytest.fixture
+def endpoint(jp_fetch: Any, jp_http_port: int, jp_base_url: str) -> str:
+    """The URL a client is configured with (jp_fetch's fixture makes the server listen)."""
+    return f"http://127.0.0.1:{jp_http_port}{jp_base_url}ai-ci/mcp"
+
+
+@pytest.fixture
+def token(jp_serverapp: Any) -> str:
+    return str(jp_serverapp.identity_provider.token)
+
+
+def notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nbformat.write(nb, path)
+    return path
+
+
+@asynccontextmanager
+async def connected(endpoint: str, token: str) -> AsyncIterator[ClientSession]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"token {token}"}, timeout=120) as http, \
+            streamable_http_client(endpoint, http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def execute(serverapp: Any, kernel_id: str, code: str) -> None:
+    """Run ``code`` in a kernel as the person's own cell would, not through our tools."""
+    client = serverapp.kernel_manager.get_kernel(kernel_id).client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        await client.execute_interactive(code, timeout=60)
+    finally:
+        client.stop_channels()
+
+
+async def post(endpoint: str, headers: dict[str, str]) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=60) as http:
+        return await http.post(endpoint, json=INITIALIZE, headers={
+            "Accept": "application/json, text/event-stream", **headers})
+
+
+async def test_tools_are_refused_without_the_token_and_served_with_it(
+        endpoint: str, token: str, jp_http_port: int, model: ScriptedOpenAIServer) -> None:
+    for headers in ({}, {"Authorization": "token wrong"}, {"Cookie": "username-localhost=forged"}):
+        refused = await post(endpoint, headers)
+        assert refused.status_code == 403, (headers, refused.text)
+        assert "serverInfo" not in refused.text
+    # The token, but a Host header a DNS-rebinding page would send: the server's own host check.
+    rebinding = await post(endpoint, {"Authorization": f"token {token}", "Host": f"evil.example:{jp_http_port}"})
+    assert rebinding.status_code == 403
+    # The token from another site's page (its Origin): the server's origin check.
+    served = await post(endpoint, {"Authorization": f"token {token}"})
+    assert served.status_code == 200 and "jupyter-ai-ci" in served.text
+
+    async with connected(endpoint, token) as s:
+        tools = {t.name for t in (await s.list_tools()).tools}
+    assert tools == {"ask", "run", "context", "undo"}
+
+
+async def test_run_uses_the_kernel_of_the_notebooks_open_session(
+        endpoint: str, token: str, jp_serverapp: Any, jp_fetch: Any, jp_root_dir: Path,
+        model: ScriptedOpenAIServer) -> None:
+    nb_path = notebook(jp_root_dir / "open.ipynb", "# the person's notebook")
+    r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
+        {"path": "open.ipynb", "type": "notebook", "name": "open.ipynb", "kernel": {"name": "python3"}}))
+    kernel_id = json.loads(r.body)["kernel"]["id"]
+    await execute(jp_serverapp, kernel_id, "set_by_the_person = 4242")
+
+    async with connected(endpoint, token) as s:
+        ok = await s.call_tool("run", {"code": "print(set_by_the_person + 1)", "notebook": "open.ipynb"})
+        bad = await s.call_tool("run", {"code": "set_by_the_person = 0\n1/0", "notebook": "open.ipynb"})
+        after = await s.call_tool("run", {"code": "print(set_by_the_person)", "notebook": "open.ipynb"})
+    assert ok.content[0].text.startswith("✓ committed"), ok.content[0].text
+    assert "4243" in ok.structured_content["outputs"]
+    assert bad.is_error and bad.structured_content["status"] == "rolled back"
+    assert "4242" in after.structured_content["outputs"]  # rolled back in the session's kernel
+    sessions = json.loads((await jp_fetch("api", "sessions")).body)
+    assert [s["kernel"]["id"] for s in sessions] == [kernel_id]  # no second kernel was started
+    cells = nbformat.read(nb_path, as_version=4).cells
+    assert [c.source for c in cells][-1] == "print(set_by_the_person)"
+    assert cells[-1].metadata[METADATA_KEY]["agent_code"] is True
+
+
+async def test_a_notebook_with_no_session_gets_one_and_a_browser_is_told_to_reload(
+        endpoint: str, token: str, jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path,
+        model: ScriptedOpenAIServer) -> None:
+    (jp_root_dir / "sub").mkdir()
+    notebook(jp_root_dir / "sub" / "new.ipynb")
+    async with connected(endpoint, token) as s:
+        first = await s.call_tool("run", {"code": "made_by_agent = 7\nimport os; print(os.getcwd())",
+                                          "notebook": "sub/new.ipynb"})
+        sessions = json.loads((await jp_fetch("api", "sessions")).body)
+        assert [x["path"] for x in sessions] == ["sub/new.ipynb"]  # as opening it in JupyterLab would
+        kernel_id = sessions[0]["kernel"]["id"]
+        assert "is open in a browser" not in first.content[0].text
+        # A browser opens the notebook: it joins that session's kernel (its websocket).
+        ws = await jp_ws_fetch("api", "kernels", kernel_id, "channels")
+        try:
+            second = await s.call_tool("run", {"code": "print(made_by_agent * 6)", "notebook": "sub/new.ipynb"})
+        finally:
+            ws.close()
+    assert str(jp_root_dir / "sub") in first.structured_content["outputs"]  # started in the notebook's folder
+    assert "42" in second.structured_content["outputs"]
+    assert "new.ipynb is open in a browser" in second.content[0].text
+    assert "reload it from disk" in second.content[0].text
+
+
+async def test_paths_outside_the_servers_root_are_refused(
+        endpoint: str, token: str, jp_root_dir: Path, model: ScriptedOpenAIServer) -> None:
+    notebook(jp_root_dir.parent / "outside.ipynb")
+    async with connected(endpoint, token) as s:
+        outside = await s.call_tool("run", {"code": "1", "notebook": "../outside.ipynb"})
+    assert outside.is_error and "outside the server's root" in outside.content[0].text
