@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -79,7 +80,6 @@ async def test_tools_are_refused_without_the_token_and_served_with_it(
     # The token, but a Host header a DNS-rebinding page would send: the server's own host check.
     rebinding = await post(endpoint, {"Authorization": f"token {token}", "Host": f"evil.example:{jp_http_port}"})
     assert rebinding.status_code == 403
-    # The token from another site's page (its Origin): the server's origin check.
     served = await post(endpoint, {"Authorization": f"token {token}"})
     assert served.status_code == 200 and "jupyter-ai-ci" in served.text
 
@@ -142,3 +142,35 @@ async def test_paths_outside_the_servers_root_are_refused(
     async with connected(endpoint, token) as s:
         outside = await s.call_tool("run", {"code": "1", "notebook": "../outside.ipynb"})
     assert outside.is_error and "outside the server's root" in outside.content[0].text
+
+
+async def test_the_login_cookie_works_with_its_xsrf_token_and_not_from_another_page(
+        endpoint: str, token: str, model: ScriptedOpenAIServer) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=True) as browser:
+        await browser.get(endpoint.replace("ai-ci/mcp", f"tree?token={token}"))  # logs in: the cookie
+        assert any(name.startswith("username-") for name in browser.cookies)
+        # A page on another site makes the browser POST with the cookie, but cannot read _xsrf.
+        forged = await browser.post(endpoint, json=INITIALIZE, headers=headers)
+        assert forged.status_code == 403
+        xsrf = browser.cookies["_xsrf"]
+        ours = await browser.post(endpoint, json=INITIALIZE, headers={**headers, "X-XSRFToken": xsrf})
+        assert ours.status_code == 200 and "serverInfo" in ours.text
+
+
+async def test_progress_streams_while_the_code_runs(
+        endpoint: str, token: str, jp_root_dir: Path, model: ScriptedOpenAIServer) -> None:
+    notebook(jp_root_dir / "long.ipynb")
+    seen: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+        (jp_root_dir / "go").touch()  # the cell below ends only once a progress message got here
+
+    code = "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.1)\nprint('released')"
+    async with connected(endpoint, token) as s:
+        result = await asyncio.wait_for(s.call_tool("run", {"code": code, "notebook": "long.ipynb"},
+                                                    progress_callback=on_progress), 60)
+    # A response buffered until the call ended would have held the progress back: no "released".
+    assert "released" in result.structured_content["outputs"], result.content[0].text
+    assert seen and "running" in seen[0]
