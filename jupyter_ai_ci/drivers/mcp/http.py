@@ -25,6 +25,7 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.headless import KernelOptions
 from jupyter_ai_ci.drivers.mcp.asgi import Bridge
 from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW_IN_SERVER
 from jupyter_ai_ci.drivers.mcp.server import build
 from jupyter_ai_ci.drivers.mcp.sessions import SessionKernels
 
@@ -43,7 +44,8 @@ class Endpoint:
     def __init__(self, settings: AICISettings, root: Path, kernel_manager: Any, session_manager: Any) -> None:
         kernels = SessionKernels(root, kernel_manager, session_manager)
         self.notebooks = Notebooks(root, settings, KernelOptions(timeout=settings.execution_timeout), kernels)
-        server = build(self.notebooks)  # no --yes here: flagged code is asked about or allowed in the settings
+        # No --yes here: flagged code is asked about through the client, or allowed in the settings.
+        server = build(self.notebooks, how_to_allow=HOW_TO_ALLOW_IN_SERVER)
         server.streamable_http_app(transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
         self.manager: StreamableHTTPSessionManager = server.session_manager
         self._task: asyncio.Task[None] | None = None

@@ -20,7 +20,7 @@ from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.drivers.headless import held_result, make_run, open_notebook, run_in
 from jupyter_ai_ci.drivers.mcp import results as r
 from jupyter_ai_ci.drivers.mcp.notebooks import Kept, Notebooks
-from jupyter_ai_ci.drivers.mcp.progress import ClientApprover, Progress
+from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW, ClientApprover, Progress
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, save_onto
@@ -46,9 +46,10 @@ def status(outcome: Outcome) -> str:
 
 
 class Tools:
-    def __init__(self, notebooks: Notebooks, yes: bool = False) -> None:
+    def __init__(self, notebooks: Notebooks, yes: bool = False, how_to_allow: str = HOW_TO_ALLOW) -> None:
         self.nbs = notebooks
         self.yes = yes  # the person's --yes (a server option), never the agent's
+        self.how_to_allow = how_to_allow  # said when flagged code is refused: the transport's way
 
     async def _turn(self, notebook: str, ctx: Any, work: Callable[[Path, Kept, Progress], Awaitable[CallToolResult]]
                     ) -> CallToolResult:
@@ -76,7 +77,7 @@ class Tools:
                 return r.tool_result(r.AskResult(status="done", line=f"✓ {held_result(path, run).message}"))
             run.check()
             request_id = kept.next_request()
-            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx))
+            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx, self.how_to_allow))
             outcome = done.outcome or Outcome("failed")
             seconds = time.perf_counter() - started
             facts = summarize(outcome, seconds, done.result.replayed if done.result else False)
@@ -105,8 +106,8 @@ class Tools:
     async def run(self, code: str, notebook: str, ctx: Any) -> CallToolResult:
         async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
             request_id = kept.next_request()
-            given = await run_given(self.nbs.session, code, kept.executor, kept.kernel, ClientApprover(ctx),
-                                    progress, yes=self.yes)
+            given = await run_given(self.nbs.session, code, kept.executor, kept.kernel,
+                                    ClientApprover(ctx, self.how_to_allow), progress, yes=self.yes)
             outcome = given.outcome
             attempt = outcome.attempts[-1] if outcome.attempts else None
             ran = attempt.results if attempt is not None else ()

@@ -12,6 +12,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from mcp.types import ElicitResult
 
 pytest.importorskip("mcp")
 
@@ -20,7 +21,7 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY  # noqa: E402
-from jupyter_ai_ci.testing import ScriptedOpenAIServer  # noqa: E402
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer  # noqa: E402
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -46,10 +47,10 @@ def notebook(path: Path, *sources: str) -> Path:
 
 
 @asynccontextmanager
-async def connected(endpoint: str, token: str) -> AsyncIterator[ClientSession]:
+async def connected(endpoint: str, token: str, **client: Any) -> AsyncIterator[ClientSession]:
     async with httpx2.AsyncClient(headers={"Authorization": f"token {token}"}, timeout=120) as http, \
             streamable_http_client(endpoint, http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+            ClientSession(read, write, **client) as session:
         await session.initialize()
         yield session
 
@@ -174,3 +175,52 @@ async def test_progress_streams_while_the_code_runs(
     # A response buffered until the call ended would have held the progress back: no "released".
     assert "released" in result.structured_content["outputs"], result.content[0].text
     assert seen and "running" in seen[0]
+
+
+async def test_ask_runs_in_the_session_kernel_and_risky_code_is_asked_through_the_client(
+        endpoint: str, token: str, jp_fetch: Any, jp_root_dir: Path, model: ScriptedOpenAIServer) -> None:
+    notebook(jp_root_dir / "a.ipynb")
+    model.script(Reply("Here:\n```python\ntotal = sum(range(5))\nprint(total)\n```\n"))
+    risky = "import subprocess\nsubprocess.run(['true'])\nprint('ran')"
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)  # the question travels on the call's stream; the answer is a POST
+        return ElicitResult(action="accept", content={"run_it": True})
+
+    async with connected(endpoint, token) as s:
+        done = await s.call_tool("ask", {"request": "add up 0..4", "notebook": "a.ipynb"})
+        refused = await s.call_tool("run", {"code": risky, "notebook": "a.ipynb"})
+    async with connected(endpoint, token, elicitation_callback=answer) as s:
+        ran = await s.call_tool("run", {"code": risky, "notebook": "a.ipynb"})
+        kept = await s.call_tool("run", {"code": "print(total * 2)", "notebook": "a.ipynb"})
+    assert done.structured_content["status"] == "done", done.content[0].text
+    assert done.structured_content["outputs"].strip() == "10" and model.misses == []
+    assert refused.structured_content["status"] == "refused"
+    text = refused.content[0].text
+    assert "Jupyter server's configuration" in text and "--yes" not in text  # no --yes to tell of here
+    assert ran.structured_content["status"] == "committed", ran.content[0].text
+    assert "subprocess" in asked[0] and "ran" in ran.structured_content["outputs"]
+    assert "20" in kept.structured_content["outputs"]  # ask's variables are in the one session kernel
+    assert len(json.loads((await jp_fetch("api", "sessions")).body)) == 1
+
+
+async def test_a_kernel_the_person_restarted_or_replaced_is_followed(
+        endpoint: str, token: str, jp_fetch: Any, jp_root_dir: Path, model: ScriptedOpenAIServer) -> None:
+    notebook(jp_root_dir / "r.ipynb")
+    async with connected(endpoint, token) as s:
+        await s.call_tool("run", {"code": "before = 1", "notebook": "r.ipynb"})
+        session = json.loads((await jp_fetch("api", "sessions")).body)[0]
+        await jp_fetch("api", "kernels", session["kernel"]["id"], "restart", method="POST", body="")
+        restarted = await s.call_tool("run", {"code": "import os\nprint('before' in globals(), os.getpid())",
+                                              "notebook": "r.ipynb"})
+        # The person picks another kernel for the notebook: the session's kernel id changes.
+        await jp_fetch("api", "sessions", session["id"], method="PATCH",
+                       body=json.dumps({"kernel": {"name": "python3"}}))
+        new_id = json.loads((await jp_fetch("api", "sessions")).body)[0]["kernel"]["id"]
+        replaced = await s.call_tool("run", {"code": "import os\nprint(os.getpid())", "notebook": "r.ipynb"})
+    assert new_id != session["kernel"]["id"]
+    gone, old_pid = restarted.structured_content["outputs"].split()
+    assert gone == "False", restarted.content[0].text  # the restarted kernel, not a stale client's answer
+    new_pid = replaced.structured_content["outputs"].strip()
+    assert replaced.structured_content["status"] == "committed" and new_pid != old_pid, replaced.content[0].text
