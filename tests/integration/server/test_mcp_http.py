@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import httpx2  # noqa: E402  (the SDK's HTTP client)
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from jupyter_ai_ci.drivers.mcp.extension import ENDPOINT_KEY  # noqa: E402
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY  # noqa: E402
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer  # noqa: E402
 
@@ -35,8 +36,12 @@ def endpoint(jp_fetch: Any, jp_http_port: int, jp_base_url: str) -> str:
 
 
 @pytest.fixture
-def token(jp_serverapp: Any) -> str:
-    return str(jp_serverapp.identity_provider.token)
+def token(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[str]:
+    yield str(jp_serverapp.identity_provider.token)
+    served = jp_serverapp.web_app.settings[ENDPOINT_KEY]
+    if served.endpoint is not None:  # the MCP sessions end, their kernels' clients are let go
+        jp_asyncio_loop.run_until_complete(asyncio.wait_for(served.endpoint.stop(), 30))
+        assert served.endpoint.notebooks._kept == {}
 
 
 def notebook(path: Path, *sources: str) -> Path:
