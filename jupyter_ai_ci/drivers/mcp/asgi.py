@@ -72,9 +72,10 @@ class Bridge:
             except StreamClosedError:
                 self.gone.set()
 
-    async def serve(self, app: ASGIApp) -> None:
+    async def serve(self, app: ASGIApp, scope: dict[str, Any] | None = None) -> None:
+        """``scope``: entries added to the request's (who the user is)."""
         try:
-            await app(scope_of(self.handler.request), self.receive, self.send)
+            await app({**scope_of(self.handler.request), **(scope or {})}, self.receive, self.send)
         except Exception:
             if not self.started:
                 raise  # tornado answers 500 (logged); once headers left, the stream just ends

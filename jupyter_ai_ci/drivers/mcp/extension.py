@@ -58,10 +58,12 @@ class MCPHandler(APIHandler):
         allowed = await ensure_async(self.authorizer.is_authorized(self, self.current_user, "execute", "kernels"))
         if not allowed:  # the tools run code: whoever may not run code in kernels may not call them
             raise tornado.web.HTTPError(403)
+        from jupyter_ai_ci.drivers.mcp.http import owner
+
         served: Served = self.settings[ENDPOINT_KEY]
         manager = await served.get().started()
         self.bridge = Bridge(self)
-        await self.bridge.serve(manager.handle_request)
+        await self.bridge.serve(manager.handle_request, owner(self.current_user.username))
 
     def on_connection_close(self) -> None:
         if self.bridge is not None:

@@ -15,6 +15,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -64,3 +66,10 @@ class Endpoint:
         self._stop.set()
         if self._task is not None:
             await self._task
+
+
+def owner(username: str) -> dict[str, Any]:
+    """The scope entry that ties an MCP session to the Jupyter user who opened it: the SDK answers
+    another user's request with that session's id as if the session did not exist (404)."""
+    return {"user": AuthenticatedUser(AccessToken(token="", client_id="jupyter-server", subject=username,
+                                                  scopes=[]))}
