@@ -1,6 +1,6 @@
 """The MCP server object: the tools registered with their schemas and annotations.
 
-The same object serves stdio (``app.py``) and, later, streamable HTTP.  Argument schemas come
+The same object serves stdio (``app.py``) and streamable HTTP inside Jupyter (``http.py``).  Argument schemas come
 from the signatures (the SDK validates every call against them: a malformed call gets the SDK's
 own schema error); output schemas from ``results.py``'s models.
 """
@@ -18,6 +18,7 @@ from pydantic import Field
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.drivers.mcp import results as r
 from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW
 from jupyter_ai_ci.drivers.mcp.tools import Tools
 
 Notebook = Annotated[str, Field(description="The notebook's path under the server's root, e.g. analysis.ipynb")]
@@ -29,8 +30,8 @@ your code that way; `ask` has jupyter-ai-ci's own model write, run, check and fi
 starts with one status line (✓ done / ✗ failed / ⚠ not sure); read it before you go on."""
 
 
-def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
-    tools = Tools(notebooks, yes)
+def build(notebooks: Notebooks, yes: bool = False, how_to_allow: str = HOW_TO_ALLOW) -> MCPServer[Any]:
+    tools = Tools(notebooks, yes, how_to_allow)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
