@@ -31,7 +31,8 @@ KEPT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 REQUESTS = [
     ("first request", "%%ask\nLoad sales.csv into a DataFrame df and print the mean price"),
     ("follow-up", "%%ask\nNow print the median price of df"),
-    ("a fix after a failed attempt", "%%ask\nPrint the mean of df['Price']"),  # the column is 'price'
+    # The column is 'price': a fix when the model takes the request's word (two calls), else one.
+    ("a request that may need a fix", "%%ask\nPrint the mean of df['Price']"),
     ("two candidates", "%%ask --candidates 2\nPrint the largest price in df"),
 ]
 
