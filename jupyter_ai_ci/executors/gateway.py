@@ -17,6 +17,7 @@ import asyncio
 import getpass
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlparse
@@ -26,10 +27,25 @@ from jupyter_ai_ci.errors import GatewayError, KernelDied
 _CLOSED: dict[str, Any] = {"msg_type": "_closed"}
 
 
+@dataclass(frozen=True)
+class Service:
+    """What the kernels' server is, as its errors name it: a gateway, or a Jupyter server (whose REST
+    and websocket API is the same; ``jupyter ai-ci mcp --server-url`` reaches its sessions' kernels)."""
+
+    name: str
+    url_option: str
+    token_option: str
+
+
+GATEWAY = Service("gateway", "--gateway-url / JUPYTER_GATEWAY_URL", "--gateway-token / JUPYTER_GATEWAY_AUTH_TOKEN")
+
+
 class GatewayKernel:
     """``KernelConnection`` to one kernel on a gateway."""
 
-    def __init__(self, url: str, token: str, kernel_id: str, request_timeout: float) -> None:
+    def __init__(self, url: str, token: str, kernel_id: str, request_timeout: float,
+                 service: Service = GATEWAY) -> None:
+        self.service = service
         self.url = url.rstrip("/")
         self.token = token
         self.kernel_id = kernel_id
@@ -54,6 +70,21 @@ class GatewayKernel:
         await kernel._connect()
         return kernel
 
+    @classmethod
+    async def attach(cls, url: str, token: str, kernel_id: str, service: Service,
+                     request_timeout: float = 20.0) -> GatewayKernel:
+        """A connection to a kernel that is already running there (a notebook's session's)."""
+        kernel = cls(url, token, kernel_id, request_timeout, service)
+        await kernel._connect()
+        return kernel
+
+    def detach(self) -> None:
+        """Let go of the kernel without shutting it down (it is its session's, not ours)."""
+        if self._reader is not None:
+            self._reader.cancel()
+        if self._ws is not None:
+            self._ws.close()
+
     async def _connect(self) -> None:
         from tornado.httpclient import HTTPClientError, HTTPRequest
         from tornado.websocket import websocket_connect
@@ -65,10 +96,10 @@ class GatewayKernel:
             self._ws = await websocket_connect(request)
         except HTTPClientError as exc:
             if exc.code == 599:
-                raise _unreachable(self.url, self.request_timeout, exc) from None
-            raise _status_error(self.url, exc.code, "open the kernel's websocket") from None
+                raise _unreachable(self.url, self.request_timeout, exc, self.service) from None
+            raise _status_error(self.url, exc.code, "open the kernel's websocket", self.service) from None
         except (OSError, asyncio.TimeoutError) as exc:
-            raise _unreachable(self.url, self.request_timeout, exc) from None
+            raise _unreachable(self.url, self.request_timeout, exc, self.service) from None
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
@@ -142,12 +173,12 @@ class GatewayKernel:
 
     async def interrupt(self) -> None:
         await _request(self.url, self.token, "POST", f"/api/kernels/{self.kernel_id}/interrupt", "",
-                       self.request_timeout, "interrupt the kernel")
+                       self.request_timeout, "interrupt the kernel", self.service)
 
     async def is_alive(self) -> bool:
         try:
             await _request(self.url, self.token, "GET", f"/api/kernels/{self.kernel_id}", None,
-                           self.request_timeout, "check the kernel")
+                           self.request_timeout, "check the kernel", self.service)
         except GatewayError as exc:
             if exc.status == 404:
                 return False
@@ -155,10 +186,7 @@ class GatewayKernel:
         return True
 
     async def shutdown(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-        if self._ws is not None:
-            self._ws.close()
+        self.detach()
         for retry in range(4):
             try:
                 await _request(self.url, self.token, "DELETE", f"/api/kernels/{self.kernel_id}", None,
@@ -183,22 +211,30 @@ def _headers(token: str) -> dict[str, str]:
     return {"Authorization": f"token {token}"} if token else {}
 
 
-def _unreachable(url: str, timeout: float, exc: BaseException) -> GatewayError:
+def _unreachable(url: str, timeout: float, exc: BaseException, service: Service = GATEWAY) -> GatewayError:
     timed_out = isinstance(exc, asyncio.TimeoutError) or "Timeout" in str(exc) or "timeout" in str(exc)
     why = f"no answer within {timeout:g} s" if timed_out else str(exc)
-    return GatewayError(f"cannot reach the gateway at {_host(url)} ({why}): "
-                        "is it running, and is --gateway-url / JUPYTER_GATEWAY_URL right?")
+    return GatewayError(f"cannot reach the {service.name} at {_host(url)} ({why}): "
+                        f"is it running, and is {service.url_option} right?")
 
 
-def _status_error(url: str, code: int, what: str) -> GatewayError:
+def _status_error(url: str, code: int, what: str, service: Service = GATEWAY) -> GatewayError:
     if code in (401, 403):
-        return GatewayError(f"the gateway at {_host(url)} rejected the token ({code}) when asked to {what}: "
-                            "check --gateway-token / JUPYTER_GATEWAY_AUTH_TOKEN", code)
-    return GatewayError(f"the gateway at {_host(url)} answered {code} when asked to {what}; see its log", code)
+        return GatewayError(f"the {service.name} at {_host(url)} rejected the token ({code}) when asked to {what}: "
+                            f"check {service.token_option}", code)
+    return GatewayError(f"the {service.name} at {_host(url)} answered {code} when asked to {what}; see its log",
+                        code)
+
+
+async def request(url: str, token: str, method: str, path: str, body: str | None, timeout: float, what: str,
+                  service: Service = GATEWAY) -> Any:
+    """One REST call, its JSON answer (None for an empty body); failures as one GatewayError line."""
+    reply = await _request(url, token, method, path, body, timeout, what, service)
+    return json.loads(reply) if reply.strip() else None
 
 
 async def _request(url: str, token: str, method: str, path: str, body: str | None,
-                   timeout: float, what: str) -> bytes:
+                   timeout: float, what: str, service: Service = GATEWAY) -> bytes:
     from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
     request = HTTPRequest(url.rstrip("/") + path, method=method, body=body, headers=_headers(token),
@@ -207,8 +243,8 @@ async def _request(url: str, token: str, method: str, path: str, body: str | Non
         response = await AsyncHTTPClient().fetch(request)
     except HTTPClientError as exc:
         if exc.code == 599:  # tornado's code for "no HTTP answer": refused, reset, timed out
-            raise _unreachable(url, timeout, exc) from None
-        raise _status_error(url, exc.code, what) from None
+            raise _unreachable(url, timeout, exc, service) from None
+        raise _status_error(url, exc.code, what, service) from None
     except (OSError, asyncio.TimeoutError) as exc:
-        raise _unreachable(url, timeout, exc) from None
+        raise _unreachable(url, timeout, exc, service) from None
     return bytes(response.body or b"")

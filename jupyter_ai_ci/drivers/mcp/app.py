@@ -35,6 +35,16 @@ class MCPApp(JupyterApp):
     yes = Bool(False, help="Approve what the policy would ask about without asking "
                            "(the deny list still applies).").tag(config=True)
 
+    server_url = Unicode("", help="A running Jupyter server whose notebooks' session kernels the tools use "
+                                  "(default: one of yours found in Jupyter's runtime files whose root holds "
+                                  "--root-dir; none: kernels of our own).").tag(config=True)
+    server_token = Unicode(help="The token of --server-url (default: $JUPYTER_TOKEN).").tag(config=True)
+    own_kernels = Bool(False, help="Start kernels of our own even when a Jupyter server is running.").tag(config=True)
+
+    @default("server_token")
+    def _default_token(self) -> str:
+        return os.environ.get("JUPYTER_TOKEN", "")
+
     @default("root_dir")
     def _default_root(self) -> str:
         return os.getcwd()
@@ -46,8 +56,11 @@ class MCPApp(JupyterApp):
     aliases = {**base_aliases, "root-dir": "MCPApp.root_dir", "kernel": "MCPApp.kernel_name",
                "timeout": "MCPApp.timeout", "model": "AICISettings.model", "policy": "AICISettings.policy",
                "allow": "AICISettings.allow", "deny": "AICISettings.deny", "retries": "AICISettings.retries",
-               "candidates": "AICISettings.candidates"}
-    flags: dict[str, Any] = {"yes": ({"MCPApp": {"yes": True}}, "Approve flagged code without asking.")}
+               "candidates": "AICISettings.candidates", "server-url": "MCPApp.server_url",
+               "server-token": "MCPApp.server_token"}
+    flags: dict[str, Any] = {"yes": ({"MCPApp": {"yes": True}}, "Approve flagged code without asking."),
+                             "own-kernels": ({"MCPApp": {"own_kernels": True}},
+                                             "Start our own kernels, never a running server's.")}
 
     def start(self) -> None:
         try:
@@ -69,8 +82,23 @@ class MCPApp(JupyterApp):
             keep_keys_from_kernels(settings, os.environ)
         kernel = KernelOptions(kernel_name=self.kernel_name, timeout=self.timeout,
                                hide_keys=settings.keep_key_from_kernels)
-        server = build(Notebooks(root, settings, kernel), yes=self.yes)
+        server = build(Notebooks(root, settings, kernel, source=self.kernel_source(root)), yes=self.yes)
         # The SDK's stdio transport diverts fd 1 to stderr while it serves: a kernel started here
         # (which inherits it) or a stray print cannot put a line into the protocol's stream.
         asyncio.run(server.run_stdio_async())
+
+    def kernel_source(self, root: Path) -> Any:
+        """The running Jupyter server's session kernels (said on stderr), or None: our own."""
+        from jupyter_ai_ci.drivers.mcp.remote_sessions import RemoteSessions, find_server
+
+        if self.own_kernels:
+            return None
+        if self.server_url:
+            return RemoteSessions(self.server_url, self.server_token, root.resolve())
+        found = find_server(root)
+        if found is None:
+            return None
+        print(f"jupyter ai-ci mcp: using the kernels of the Jupyter server at {found.url} (its notebooks' "
+              "sessions; --own-kernels starts our own)", file=sys.stderr)
+        return RemoteSessions(found.url, found.token, found.root)
 
