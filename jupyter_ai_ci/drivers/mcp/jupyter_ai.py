@@ -1,4 +1,4 @@
-"""Jupyter AI's agents call our tools: ``ask``, ``run``, ``context``, ``undo`` in jupyter-server-mcp.
+"""Jupyter AI's agents call our tools: ``ask``, ``run``, ``context``, ``fix``, ``undo`` in jupyter-server-mcp.
 
 Jupyter AI 3 gives its personas (Claude, Codex, Goose, ... over ACP) the notebook through
 jupyter-server-mcp, the MCP server it runs inside the Jupyter server.  That server registers every
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Bool
 from traitlets.config import Configurable
 
-from jupyter_ai_ci.drivers.mcp.signatures import (ASK, CONTEXT, RUN, UNDO, Candidates, Code, HowMany, Notebook,
-                                                  Preview, Request, Retries, Steps)
+from jupyter_ai_ci.drivers.mcp.signatures import (ASK, CONTEXT, FIX, RUN, UNDO, Candidates, Cell, Code, HowMany,
+                                                  Notebook, Preview, Request, Retries, Steps, Verdict)
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from jupyter_ai_ci.drivers.mcp.tools import Tools
 
 # The tools as jupyter-server-mcp names them: "module:function".
-TOOLS = [f"{__name__}:{name}" for name in ("ask", "run", "context", "undo")]
+TOOLS = [f"{__name__}:{name}" for name in ("ask", "run", "context", "fix", "undo")]
 NOT_ENABLED = ("jupyter-ai-ci's server extension is not enabled in this Jupyter server: "
                "jupyter server extension enable jupyter_ai_ci, then restart it")
 
@@ -49,7 +49,7 @@ _tools: "Tools | None" = None
 class JupyterAITools(Configurable):
     """Our tools in jupyter-server-mcp, the MCP server Jupyter AI 3 gives its agents."""
 
-    enabled = Bool(False, help="Offer ask, run, context and undo to jupyter-server-mcp's agents (Jupyter AI's "
+    enabled = Bool(False, help="Offer ask, run, context, fix and undo to jupyter-server-mcp's agents (Jupyter AI's "
                                "personas). Its port takes no Jupyter token: any process on this machine can "
                                "call them, and run executes code.").tag(config=True)
 
@@ -62,7 +62,7 @@ def offered() -> list[str]:
     app = ServerApp.instance()
     if JupyterAITools(parent=app).enabled:
         return TOOLS
-    app.log.info("jupyter_ai_ci: ask, run, context, undo are not offered to jupyter-server-mcp (its port takes "
+    app.log.info("jupyter_ai_ci: ask, run, context, fix, undo are not offered to jupyter-server-mcp (its port takes "
                  "no token); c.JupyterAITools.enabled = True offers them")
     return []
 
@@ -138,9 +138,13 @@ async def context(notebook: Notebook, request: Preview = "") -> Any:
     return await _call(lambda tools, ctx: tools.context(notebook, ctx, request))
 
 
+async def fix(notebook: Notebook, cell: Cell = "", decision: Verdict = None) -> Any:
+    return await _call(lambda tools, ctx: tools.fix(notebook, ctx, cell, decision))
+
+
 async def undo(notebook: Notebook, n: HowMany = 1) -> Any:
     return await _call(lambda tools, ctx: tools.undo(notebook, ctx, n))
 
 
 # jupyter-server-mcp and FastMCP describe a tool by its function's docstring.
-ask.__doc__, run.__doc__, context.__doc__, undo.__doc__ = ASK, RUN, CONTEXT, UNDO
+ask.__doc__, run.__doc__, context.__doc__, fix.__doc__, undo.__doc__ = ASK, RUN, CONTEXT, FIX, UNDO

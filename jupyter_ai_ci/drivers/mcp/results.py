@@ -59,6 +59,18 @@ class ContextResult(BaseModel):
     tokens: int
 
 
+class FixResult(BaseModel):
+    status: str  # offered, accepted, rejected (a fix not found is an error line)
+    line: str
+    cell: str = ""  # the failed cell's id
+    label: str = ""  # In [n]
+    error: str = ""  # how it failed
+    before: str = ""
+    after: str = ""  # the fix, which has run without error
+    diff: str = ""
+    outputs: str = ""  # what the fix printed (figures are image content)
+
+
 class UndoResult(BaseModel):
     ok: bool
     line: str

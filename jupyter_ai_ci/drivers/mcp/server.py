@@ -17,14 +17,15 @@ from mcp.types import CallToolResult, ToolAnnotations
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.drivers.mcp import results as r
 from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
-from jupyter_ai_ci.drivers.mcp.signatures import (ASK, CONTEXT, RUN, UNDO, Candidates, Code, HowMany, Notebook,
-                                                  Preview, Request, Retries, Steps)
+from jupyter_ai_ci.drivers.mcp.signatures import (ASK, CONTEXT, FIX, RUN, UNDO, Candidates, Cell, Code, HowMany,
+                                                  Notebook, Preview, Request, Retries, Steps, Verdict)
 from jupyter_ai_ci.drivers.mcp.tools import Tools
 
 INSTRUCTIONS = """jupyter-ai-ci runs code in a Jupyter notebook's live kernel transactionally: code that raises is
 rolled back (names, process state, files), so a failed try leaves nothing half done. `run` executes
 your code that way; `ask` has jupyter-ai-ci's own model write, run, check and fix code for a request;
-`context` shows what that model would be told; `undo` takes back the last requests. Every result
+`context` shows what that model would be told; `fix` offers a tried fix of a failed cell; `undo` takes
+back the last requests. Every result
 starts with one status line (✓ done / ✗ failed / ⚠ not sure); read it before you go on."""
 
 
@@ -52,6 +53,10 @@ def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
                                                                                            r.ContextResult]:
         return await tools.context(notebook, ctx, request)
 
+    async def fix(notebook: Notebook, ctx: Context, cell: Cell = "", decision: Verdict = None,
+                  ) -> Annotated[CallToolResult, r.FixResult]:
+        return await tools.fix(notebook, ctx, cell, decision)
+
     async def undo(notebook: Notebook, ctx: Context, n: HowMany = 1) -> Annotated[CallToolResult, r.UndoResult]:
         return await tools.undo(notebook, ctx, n)
 
@@ -60,6 +65,8 @@ def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
     server.add_tool(run, description=RUN, annotations=ToolAnnotations(
         title="Run code transactionally", read_only_hint=False, destructive_hint=False))
     server.add_tool(context, description=CONTEXT, annotations=ToolAnnotations(title="Context", read_only_hint=True))
+    server.add_tool(fix, description=FIX, annotations=ToolAnnotations(
+        title="Fix a failed cell", read_only_hint=False, destructive_hint=False))
     server.add_tool(undo, description=UNDO,
                     annotations=ToolAnnotations(title="Undo", read_only_hint=False, destructive_hint=True))
     return server

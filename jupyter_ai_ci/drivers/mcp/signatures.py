@@ -5,7 +5,7 @@ build the same JSON schemas from these annotations, so an agent sees one ``run``
 meets it.  No ``mcp`` import here: Jupyter AI 3.2's server runs on the 1.x SDK.
 """
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -16,6 +16,9 @@ Candidates = Annotated[int | None, Field(ge=1, le=5, description="Candidates tha
 Steps = Annotated[int | None, Field(ge=1, le=10, description="Steps the request may take")]
 Code = Annotated[str, Field(description="Python code to execute")]
 Preview = Annotated[str, Field(description="A request, to see what it would send")]
+Cell = Annotated[str, Field(description="The failed cell's id; default: the last cell with an error output")]
+Verdict = Annotated[Literal["accept", "reject"] | None, Field(
+    description="Your decision on the fix offered: accept keeps it, reject rolls it back")]
 HowMany = Annotated[int, Field(ge=1, le=50, description="How many requests to take back")]
 
 ASK = """Have jupyter-ai-ci's model write code for the request, run it in the notebook's kernel,
@@ -30,6 +33,12 @@ person's policy."""
 
 CONTEXT = """What jupyter-ai-ci's model would be told about the notebook and its kernel (variables,
 data files, recent cells, the last error), secrets masked. Reads only."""
+
+FIX = """Fix a cell of the notebook that failed: jupyter-ai-ci's model rewrites the cell from its error
+output and the kernel's state, and the rewrite runs in the kernel as a transaction (retried from
+its traceback), so what is offered has run without error. Returns the diff and the fix's outputs,
+held until you call fix again with decision='accept' (the kernel keeps what it did and the cell
+holds the fix) or decision='reject' (rolled back). Other calls on the notebook wait for that."""
 
 UNDO = """Take back the last n requests (ask or run) in the notebook: the kernel's names, process
 state and files as they were before, their cells removed. Refused, with the reason, when a

@@ -113,7 +113,7 @@ def test_our_tools_are_registered_and_run_is_transactional_there(tmp_path: Path,
 
     listed, ok, bad, after, outside, drawn = call(mcp_url, steps)
     tools = {t.name: t for t in listed.tools}
-    assert {"ask", "run", "context", "undo"} <= set(tools)
+    assert {"ask", "run", "context", "fix", "undo"} <= set(tools)
     schema = tools["run"].model_dump(by_alias=True)["inputSchema"]
     assert schema["required"] == ["code", "notebook"] and "transactionally" in (tools["run"].description or "")
     ok, bad, after, outside = wire(ok), wire(bad), wire(after), wire(outside)
@@ -169,6 +169,6 @@ def test_the_tools_are_not_offered_until_the_person_turns_them_on(tmp_path: Path
                     await s.call_tool("run", {"code": "open('pwned', 'w')", "notebook": "a.ipynb"})]
 
         listed, ran = call(url, steps)
-    assert not {"ask", "run", "context", "undo"} & {t.name for t in listed.tools}
+    assert not {"ask", "run", "context", "fix", "undo"} & {t.name for t in listed.tools}
     assert wire(ran)["isError"] and not (tmp_path / "pwned").exists()
     assert "c.JupyterAITools.enabled = True offers them" in (tmp_path / "server.log").read_text()
