@@ -7,6 +7,9 @@ saved into the notebook.  The plain figure is one execute request to a kernel of
 third is the same tool's work without MCP (``Tools.run`` called in this process on a kernel of its
 own): what the protocol and the stdio hop add, apart from the transaction's round trips.
 
+And ``ask`` through MCP beside ``%%ask`` in a kernel (jupyter_client), the scripted model in a
+process of its own answering at once, in turns: ask's own time over %%ask's (target ≤ 50 ms).
+
     python bench/bench_mcp.py [--repeats 30]
 """
 
@@ -21,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_loop_overhead import ServerProcess
 from bench_real_kernel import timed
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -72,6 +76,38 @@ async def measure(repeats: int) -> tuple[list[float], list[float], list[float]]:
     return mcp_times, plain, inproc
 
 
+async def measure_ask(server: ServerProcess, repeats: int) -> tuple[list[float], list[float]]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-mcp-ask-"))
+    save(load_or_create(folder / "a.ipynb", "python3"), folder / "a.ipynb")
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url}
+    env.pop("OPENAI_API_KEY", None)
+    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(folder),
+                                   args=["-m", "jupyter_ai_ci.drivers.cli", "mcp", "--root-dir", str(folder),
+                                         "--AICISettings.replay=False"])
+    kernel = await LocalKernel.start("python3", env={"OPENAI_BASE_URL": server.base_url})
+    asks: list[float] = []
+    magics: list[float] = []
+    try:
+        await timed(kernel.client, "%load_ext jupyter_ai_ci\n%config AskMagics.replay = False")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for n in range(repeats + 2):  # two to warm: imports, the connection, the kernel
+                server.script(f"```python\nx = 42  # {n}\n```")
+                started = time.perf_counter()
+                # A new request each time: the notebook's cells for a request it holds would answer it.
+                result = await session.call_tool("ask", {"request": f"set x ({n})", "notebook": "a.ipynb"})
+                took = time.perf_counter() - started
+                assert result.structured_content and result.structured_content["status"] == "done", result.content
+                server.script(f"```python\nx = 42  # {n}\n```")
+                magic = await timed(kernel.client, f"%%ask\nset x ({n})")
+                if n >= 2:
+                    asks.append(took)
+                    magics.append(magic)
+    finally:
+        await kernel.shutdown()
+    return asks, magics
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
@@ -82,6 +118,11 @@ def main() -> None:
     print(f"the same cell through jupyter_client: median {p * 1e3:.1f} ms")
     print(f"the same tool without MCP (in this process): median {d * 1e3:.1f} ms")
     print(f"MCP / jupyter_client: {m / p:.1f}x (the issue's target ≤ 1.5x); MCP / the tool without it: {m / d:.2f}x")
+    with ServerProcess() as server:
+        asks, magics = asyncio.run(measure_ask(server, args.repeats))
+    a, g = statistics.median(asks), statistics.median(magics)
+    print(f"ask through MCP: median {a * 1e3:.1f} ms; %%ask in a kernel: median {g * 1e3:.1f} ms; "
+          f"ask's own time over %%ask's: {(a - g) * 1e3:+.1f} ms (target ≤ 50 ms)")
 
 
 if __name__ == "__main__":

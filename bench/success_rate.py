@@ -5,6 +5,7 @@
     python bench/success_rate.py --model local          # the [local] extra's model, offline
     python bench/success_rate.py --model local:qwen2.5-coder-0.5b   # or local:PATH.gguf
     python bench/success_rate.py --model local --suite heldout       # questions never tuned on
+    python bench/success_rate.py --model local --suite charts [--no-descriptions]   # chart tasks (#40)
     python bench/success_rate.py --model local --suite dabench DATA --sample 10 --seed 1   # InfiAgent-DABench
 
 Writes success.json, success.png (dabench.json for DABench) and prints a table (a progress bar on stderr
@@ -28,6 +29,7 @@ from bench.success import dabench, dabench_report  # noqa: E402
 from bench.success.dabench_run import QuestionRun, graded, run_dabench  # noqa: E402
 from bench.success.dabench_run import as_records as dabench_records  # noqa: E402
 from bench.success.dabench_store import Store, commit  # noqa: E402
+from bench.success.charts import CHARTS  # noqa: E402
 from bench.success.data import generate  # noqa: E402
 from bench.success.heldout import HELDOUT  # noqa: E402
 from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
@@ -67,9 +69,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
     mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
                       "'local' or 'local:NAME|PATH' for the managed local model")
-    p.add_argument("--suite", choices=("main", "heldout", "dabench"), default="main",
-                   help="the task suite, the held-out tasks prompts were never tuned on, or "
-                   "InfiAgent-DABench's questions (give their folder as PATH)")
+    p.add_argument("--suite", choices=("main", "heldout", "charts", "dabench"), default="main",
+                   help="the task suite, the held-out tasks prompts were never tuned on, the chart tasks "
+                   "(the suite's plot tasks and bench/success/charts.py), or InfiAgent-DABench's questions "
+                   "(give their folder as PATH)")
+    p.add_argument("--no-descriptions", action="store_true",
+                   help="the kernel does not describe figures (context/figurehook.py off): the model is told "
+                   "only that an image was shown, and no chart is checked against the request")
     p.add_argument("path", nargs="?", type=Path, metavar="PATH", help="--suite dabench: the folder holding "
                    "da-dev-questions.jsonl, da-dev-labels.jsonl and da-dev-tables/")
     p.add_argument("--sample", type=int, default=0, help="dabench: a fixed random sample of N questions")
@@ -147,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         return dabench_main(args)
     if args.resume:
         raise SystemExit("success_rate: --resume is for --suite dabench (a task suite runs in one sitting)")
-    tasks = select(args.tasks, HELDOUT if args.suite == "heldout" else TASKS)
+    suites = {"heldout": HELDOUT, "charts": [t for t in TASKS if t.category == "plot"] + CHARTS}
+    tasks = select(args.tasks, suites.get(args.suite, TASKS))
     mode = "scripted" if args.scripted else args.model
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or Path(__file__).parent / "results" / f"success-{mode.replace('/', '_')}-{stamp}"
@@ -174,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
-                         fix_from_start=fix,
+                         fix_from_start=fix, described=not args.no_descriptions,
                          gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout,
                          log=out / "requests.jsonl" if args.log and not args.scripted else None)
     started = time.perf_counter()
@@ -187,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
     meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
-            "tasks": len(tasks), "fix_from_start": fix, "candidates": args.candidates, "one_shot": args.one_shot,
+            "tasks": len(tasks), "fix_from_start": fix, "described": not args.no_descriptions,
+            "candidates": args.candidates, "one_shot": args.one_shot,
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(out / "success.json", meta, as_records(runs), summary)

@@ -28,7 +28,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "jupyter_ai_ci.drivers.server"}]
+    # The MCP endpoint after the sidebar: it uses the settings the sidebar's point made.
+    return [{"module": "jupyter_ai_ci.drivers.server"}, {"module": "jupyter_ai_ci.drivers.mcp.extension"}]
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -17,10 +17,22 @@ def _figure(fig: Any) -> dict[str, Any]:
     axes = []
     for ax in fig.axes:
         bars = [p for p in ax.patches if type(p).__name__ == "Rectangle"]
+        legend = ax.get_legend()
+        points = [c.get_offsets() for c in ax.collections if type(c).__name__ == "PathCollection"]
         axes.append({
             "title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
             "lines": [[float(y) for y in line.get_ydata()] for line in ax.get_lines()],
             "bars": [float(p.get_height()) for p in bars],
+            # Where each bar is (x, y, width, height): its order as read, and whether it lies down.
+            "rects": [[float(p.get_x()), float(p.get_y()), float(p.get_width()), float(p.get_height())]
+                      for p in bars],
+            "bar_groups": sum(1 for c in ax.containers if type(c).__name__ == "BarContainer"),
+            "xticks": [t.get_text() for t in ax.get_xticklabels()],
+            "yticks": [t.get_text() for t in ax.get_yticklabels()],
+            "legend": [t.get_text() for t in legend.get_texts()] if legend is not None else [],
+            # A point set by its size and the means of its x and y: which column is on which axis.
+            "points": [{"n": len(p), "x_mean": float(p[:, 0].mean()), "y_mean": float(p[:, 1].mean())}
+                       for p in points if len(p)],
         })
     return {"figure": axes}
 

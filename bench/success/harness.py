@@ -47,6 +47,10 @@ print({_MARK!r} + _json.dumps(to_jsonable(globals().get('answer', MISSING)), def
 # input history, so the next task's context would list the last task's cells, whose variables are
 # gone: the model then uses names that no longer exist, and results depend on the task order.
 _RESET = "get_ipython().reset(new_session=True)\nimport os, matplotlib.pyplot as _plt\n_plt.close('all')\n"
+# --no-descriptions: the tracker made now (it would put the hook back when first made), then the
+# hook that describes figures taken off; the model reads "[displayed image/png …]" as before #40.
+_UNDESCRIBED = ("from jupyter_ai_ci.context import figurehook as _fh, tracker as _tr\n"
+                "_tr.tracker_for(get_ipython())\n_fh.unwatch(get_ipython())\n")
 
 
 @dataclass
@@ -125,6 +129,7 @@ class BenchConfig:
     context_tokens: int = 3000
     fix_from_start: str = "auto"  # AICISettings.fix_from_start ('always' for the local model: its 'auto')
     log: Path | None = None  # every request and reply, one JSON line each (--log)
+    described: bool = True  # figures described in the kernel (False: --no-descriptions, the baseline of #40)
 
 
 class RecordingClient:
@@ -180,7 +185,7 @@ class Worker:
         if self.server is not None:
             self.server.script(*replies(task, job.schedule, config.retries))
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
-        await self.executor.run(_RESET + chdir, store_history=False)
+        await self.executor.run(_RESET + chdir + ("" if config.described else _UNDESCRIBED), store_history=False)
         if isinstance(self.model[1], RecordingClient):
             self.model[1].task = task.id
         if job.candidates == 0:

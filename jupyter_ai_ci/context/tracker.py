@@ -98,12 +98,14 @@ def _readable(raw: object) -> TypeGuard[str]:
     return isinstance(raw, str) and len(raw) < 100_000 and not _OPAQUE.search(raw)
 
 
-def _display_text(data: dict[str, Any]) -> str:
+def _display_text(data: dict[str, Any], metadata: Any = None) -> str:
     # The notebook reader and the context's limits import the event types (~15 ms): not at the load.
     from jupyter_ai_ci.context.build import CELL_OUTPUT_CHARS
     from jupyter_ai_ci.notebook.reader import output_text
 
-    return output_text([{"output_type": "display_data", "data": data}])[:CELL_OUTPUT_CHARS]
+    # The metadata holds a figure's description (context/figurehook.py): the history says it too.
+    shown = {"output_type": "display_data", "data": data, "metadata": metadata}
+    return output_text([shown])[:CELL_OUTPUT_CHARS]
 
 
 class KernelTracker:
@@ -127,11 +129,11 @@ class KernelTracker:
         self._pending: list[str] = []
         self._ids = self._user_ids()
 
-    def on_display(self, data: Any) -> None:
+    def on_display(self, data: Any, metadata: Any = None) -> None:
         """Note what a cell shows (a figure, ``display(df)``): its text stand-in, never its bytes."""
         try:
             if len(self._pending) < 5 and isinstance(data, dict):
-                self._pending.append(_display_text(data))
+                self._pending.append(_display_text(data, metadata))
         except Exception:
             pass
 
@@ -225,7 +227,7 @@ def _watch_displays(shell: Any, tracker: KernelTracker) -> None:
         metadata = args[0] if args else kwargs.get("metadata")
         # The %%ask cell's own progress display is not something the user's code showed.
         if not (isinstance(metadata, dict) and "jupyter_ai_ci" in metadata):
-            tracker.on_display(data if data is not None else kwargs.get("data"))
+            tracker.on_display(data if data is not None else kwargs.get("data"), metadata)
         return original(data, *args, **kwargs)
 
     publish.__wrapped__ = original  # type: ignore[attr-defined]

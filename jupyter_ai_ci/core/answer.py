@@ -15,7 +15,8 @@ The rule, kept simple so a user can predict it (docs/guide.md):
   with ``?`` or starts with what, which, who, when, where, why or how -- and
   the last step showed text.  A figure counts as text when it was described (its
   description is what the model reads, ``context/figures.py``); an image nothing
-  describes does not: the model could not answer from it.
+  describes does not, nor a picture that is no chart (said by its size only): the model could not
+  answer from it -- unless it is a model that sees the picture.
 
 The model may already have ended in prose after seeing the output (``--steps``
 above 1); then that prose is the answer and nothing more is asked.
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from jupyter_ai_ci.events import ExecutionResult
+from jupyter_ai_ci.notebook.figuretext import NOT_A_CHART
 
 AnswerMode = Literal["auto", "always", "never"]
 
@@ -50,14 +52,15 @@ def is_question(request: str) -> bool:
     return first is not None and first.group(0).lower() in QUESTION_WORDS
 
 
-def showed_text(results: Sequence[ExecutionResult]) -> bool:
+def showed_text(results: Sequence[ExecutionResult], sees: bool = False) -> bool:
     """The step printed something, its last expression had a value, or it drew a figure that
-    was described."""
-    return any(r.output.strip() or (r.result is not None and r.result.strip()) or r.figures for r in results)
+    was described; a picture that is no chart counts for a model that ``sees`` it."""
+    return any(r.output.strip() or (r.result is not None and r.result.strip())
+               or any(sees or not f.endswith(NOT_A_CHART) for f in r.figures) for r in results)
 
 
-def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResult]) -> bool:
-    if mode == "never" or not showed_text(results):
+def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResult], sees: bool = False) -> bool:
+    if mode == "never" or not showed_text(results, sees):
         return False
     return mode == "always" or is_question(request)
 

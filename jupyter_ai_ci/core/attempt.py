@@ -8,10 +8,11 @@ does no I/O: the driver performs each action it yields.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from jupyter_ai_ci.core.chartcheck import CHART_ENAME
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -21,6 +22,7 @@ from jupyter_ai_ci.events import (
     Checkpoint,
     Commit,
     Execute,
+    ErrorInfo,
     ExecutionResult,
     FailureNotes,
     Hold,
@@ -75,13 +77,16 @@ def _reviewed(decision: policy.Decision, review: str) -> policy.Decision:
 def run_attempt(
     code: Sequence[str], number: int, step: int, settings: LoopSettings, approved: set[tuple[str, ...]],
     review: str = "", hold: bool = False, may_ask: bool = True,
+    check: Callable[[Sequence[ExecutionResult]], ErrorInfo | None] | None = None,
 ) -> Generator[Action, Any, Attempt | str]:
     """One attempt: syntax check, policy, approval, checkpoint, run, commit or
     roll back.  Returns the ``Attempt``, or a one-line refusal.  ``review``: why this code
     must be approved whatever the policy says ("" when it need not).  ``hold``: a successful
     attempt is neither committed nor rolled back: the caller decides once it has compared it
     with the other candidates (core/consensus.py).  ``may_ask`` False: code that would need a
-    person's approval (and has not had it) is not run, not asked about."""
+    person's approval (and has not had it) is not run, not asked about.  ``check``: what makes an
+    attempt that ran cleanly a failure all the same (a chart that contradicts the request,
+    core/chartcheck.py): its error goes on the last block's result, and the attempt is undone."""
     blocks = tuple(code)
     trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
@@ -120,6 +125,9 @@ def run_attempt(
         # Thrown in by the driver when the user interrupts: undo, then stop.
         yield Rollback(number, step)
         raise
+    if check is not None and len(results) == len(blocks) and all(r.ok for r in results):
+        if (wrong := check(results)) is not None:
+            results[-1] = replace(results[-1], error=wrong)
     attempt = Attempt(number, step, blocks, tuple(results), saved)
     if attempt.ok:
         if not hold:
@@ -129,7 +137,8 @@ def run_attempt(
         return replace(attempt, lasting=sealed.not_saved) if sealed.supported else attempt
     raised = attempt.error
     notes = None
-    if raised is not None and NOT_PARSED not in results[-1].notes:
+    # A chart that contradicts the request raised nothing: no traceback's names to inspect.
+    if raised is not None and NOT_PARSED not in results[-1].notes and raised.ename != CHART_ENAME:
         sent = yield Inspect(blocks, raised, number, step)
         notes = sent if isinstance(sent, FailureNotes) else None
     undone = _report((yield Rollback(number, step)))

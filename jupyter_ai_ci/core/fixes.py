@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.attempt import NOT_PARSED
+from jupyter_ai_ci.core.chartcheck import CHART_ENAME
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import Attempt, ExecutionResult, FailureNotes
@@ -41,11 +42,21 @@ def _notes(notes: FailureNotes | None) -> str:
     return text
 
 
+def drew(results: Sequence[ExecutionResult], limit: int) -> str:
+    """What the figures a failed attempt drew show, for its fix request ("" when it drew none)."""
+    figures = [f for r in results for f in r.figures]
+    return prompts.FIX_FIGURES.format(figures=head_tail("\n\n".join(figures), limit)) if figures else ""
+
+
 def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
                 settings: LoopSettings, notes: FailureNotes | None = None, same_error: bool = False) -> str:
     failed = results[-1]
     error = failed.error
     assert error is not None
+    figures = drew(results, settings.max_output_chars)
+    if error.ename == CHART_ENAME:
+        return prompts.CHART_FIX.format(mismatch=error.evalue, figures=figures, notes=_notes(notes),
+                                        same=prompts.SAME_ERROR if same_error else "")
     if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
         headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
         if len(code) > 1:
@@ -60,17 +71,19 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
         failed=headline,
         output=prompts.FIX_OUTPUT.format(output=output) if output.strip() else "",
         traceback=head_tail(fold(error.traceback), settings.max_traceback_chars),
-        notes=_notes(notes),
+        notes=figures + _notes(notes),
         same=prompts.SAME_ERROR if same_error else "",
     )
 
 
-def restart_note(attempt: Attempt) -> str:
+def restart_note(attempt: Attempt, limit: int = LoopSettings.max_output_chars) -> str:
     """What a request asked anew from the start is told of the attempt that failed (a fix with
     ``fix_from_start``, or after a fix that was the failed code again): the error, its line and
     the hints, not the code (see ``prompts.RESTART``)."""
     error = attempt.error
     assert error is not None
+    if error.ename == CHART_ENAME:
+        return prompts.CHART_RESTART.format(mismatch=error.evalue) + drew(attempt.results, limit)
     block = attempt.code[len(attempt.results) - 1].splitlines()
     line = block[error.lineno - 1].strip() if error.lineno and 0 < error.lineno <= len(block) else ""
     hints = "".join(f"\n- {h}" for h in attempt.notes.hints) if attempt.notes else ""

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.answer import prose, wants_answer
 from jupyter_ai_ci.core.attempt import install, run_attempt
+from jupyter_ai_ci.core.chartcheck import chart_error
 from jupyter_ai_ci.core.consensus import sureness, vote
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
@@ -50,12 +51,7 @@ from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
 
-def agent_loop(
-    request: str,
-    context: str,
-    settings: LoopSettings,
-    history: Sequence[Message] = (),
-) -> LoopGen:
+def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequence[Message] = ()) -> LoopGen:
     """Run one ``%%ask`` request to its end.  See the module docstring."""
     messages: list[Message] = [Message("system", prompts.SYSTEM), *history]
     messages.append(Message("user", prompts.REQUEST.format(context=context, request=request).strip()))
@@ -126,7 +122,7 @@ def agent_loop(
         before = list(messages)
         if restart:
             del messages[opening + 1:]
-            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}")
+            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", shown(text, results).images)
         else:
             messages.append(shown(text, results))
         if why := over_budget():
@@ -207,7 +203,8 @@ def agent_loop(
                 continue
             number = len(attempts) + 1
             voting = step == 1 and settings.candidates > 1  # the first step's result is voted on
-            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review, hold=voting)
+            attempt = yield from run_attempt(code, number, step, settings, approved, reply.review, hold=voting,
+                                             check=lambda results: chart_error(request, results))
             if isinstance(attempt, str):
                 yield Notice("refused", attempt, attempt=number, step=step)
                 return outcome("refused", reason=attempt)
@@ -258,9 +255,11 @@ def agent_loop(
             )
             if step == 1 and settings.fix_from_start:
                 # The request anew, the failure in words: a small model shown its failed code copies it.
-                fixed = yield from ask(restart_note(attempt), restart=True)
+                fixed = yield from ask(restart_note(attempt, settings.max_output_chars), restart=True,
+                                       results=attempt.results)
             else:
-                fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error))
+                fixed = yield from ask(fix_request(code, attempt.results, settings, attempt.notes, same_error),
+                                       results=attempt.results)
             if isinstance(fixed, str):
                 return outcome("over-budget", reason=fixed)
             reply = fixed
@@ -282,7 +281,7 @@ def agent_loop(
                 steps=settings.steps,
             ), step_results))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
-    if not wants_answer(settings.answer, request, step_results):
+    if not wants_answer(settings.answer, request, step_results, settings.vision):
         return outcome("success")
     # One more call: the model has written code, not read its output; now it answers from it.
     output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)

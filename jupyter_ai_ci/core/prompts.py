@@ -46,6 +46,24 @@ Output printed before the error:
 ```
 """
 
+# The code ran, but its chart contradicts the request (core/chartcheck.py): no traceback to show,
+# the sentence that says how, and what the chart shows (FIX_FIGURES).
+CHART_FIX = """\
+The code ran, but the chart it drew does not match the request: {mismatch}.
+{figures}{notes}
+Fix the code so that the chart matches the request{same}: change the code, do not send it back \
+as it was. Reply with the corrected, complete code for this step (every block again, not only \
+the changed lines), in ```python blocks."""
+
+# What the figures a failed attempt drew show, in a fix request: a model that cannot see them
+# reads them here (the pictures go beside, to a model that takes images).
+FIX_FIGURES = """
+The figures it drew show:
+```
+{figures}
+```
+"""
+
 # The previous attempt raised the same error: the fix request says that change did not help.
 SAME_ERROR = "; the previous change did not fix it, so try another way"
 
@@ -62,6 +80,11 @@ code in ```python blocks."""
 RESTART = """\
 Note: an earlier attempt at this request failed with {error}, at the line `{line}`. Write the \
 code another way, so that it does not raise this error.{hints}"""
+
+# RESTART for a chart that contradicted the request (there is no line that failed).
+CHART_RESTART = """\
+Note: an earlier attempt at this request drew a chart that does not match it: {mismatch}. \
+Write the code another way, so that the chart matches the request."""
 
 # Parts of the fix request that appear only when the kernel had something to say.
 FIX_HINTS = """

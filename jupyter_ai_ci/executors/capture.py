@@ -6,11 +6,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY, NOT_DESCRIBED
-from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME, describe_spec
+from jupyter_ai_ci.notebook.reader import figure_words
 
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-MAX_FIGURE_CHARS = 3000  # of a description read from an output (the kernel's are ~1,000)
 
 
 class CappedText:
@@ -103,25 +100,6 @@ def standin(data: dict[str, Any]) -> str:
         return f"text/html {plain}".strip()
     kinds = ", ".join(k for k in data if k != "text/plain")
     return f"{kinds} {plain}".strip() if kinds else plain
-
-
-def figure_words(data: dict[str, Any], metadata: Any) -> str:
-    """What a model that cannot see an output is told it shows ("" for an output that is no
-    figure): the description the kernel put in its metadata (``context/figurehook.py``), else a
-    Plotly spec's (``fig.show()`` publishes the spec, not the object), else for a widget that it
-    is not described."""
-    text = metadata.get(FIGURE_KEY) if isinstance(metadata, dict) else None
-    if isinstance(text, str) and text.strip():
-        return text[:MAX_FIGURE_CHARS]
-    spec = data.get(PLOTLY_MIME)
-    if isinstance(spec, dict):
-        try:
-            return describe_spec(spec)
-        except Exception as exc:  # noqa: BLE001 -- an odd spec costs its description, not the run
-            return f"Plotly figure: {NOT_DESCRIBED} ({type(exc).__name__})"
-    if WIDGET_MIME in data:
-        return f"an interactive widget: {NOT_DESCRIBED}"
-    return ""
 
 
 class OutputRecorder:

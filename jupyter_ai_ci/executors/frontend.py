@@ -22,7 +22,8 @@ from typing import Any
 from jupyter_ai_ci.errors import ExecutionAborted
 from jupyter_ai_ci.events import ErrorInfo, Execute, ExecutionResult, TransactionReport
 from jupyter_ai_ci.executors import pip
-from jupyter_ai_ci.executors.capture import figure_words, standin
+from jupyter_ai_ci.executors.capture import standin
+from jupyter_ai_ci.notebook.reader import figure_words
 from jupyter_ai_ci.safety import remote
 from jupyter_ai_ci.safety.undostack import Limits, new_request_id
 from jupyter_ai_ci.text import head_tail, strip_ansi

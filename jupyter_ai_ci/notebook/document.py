@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from jupyter_ai_ci.events import Cell, CellRecord, ExecutionResult
 from jupyter_ai_ci.notebook.atomic import replace_file
+from jupyter_ai_ci.notebook.reader import output_text  # the one text of a cell's outputs, for every driver
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 
 Node = Any  # nbformat.NotebookNode: a dict with attribute access, untyped upstream
@@ -72,23 +73,6 @@ def save(nb: Node, path: Path) -> None:
     nbformat = _nbformat()
     nbformat.validate(nb)  # never write a notebook Jupyter would refuse to open
     replace_file(path, lambda f: nbformat.write(nb, f))
-
-
-def output_text(outputs: Sequence[dict[str, Any]]) -> str:
-    """A cell's outputs as the text a model can read (rich outputs by kind only)."""
-    parts = []
-    for out in outputs:
-        kind = out.get("output_type")
-        if kind == "stream":
-            parts.append(str(out.get("text", "")))
-        elif kind in ("execute_result", "display_data"):
-            data = out.get("data", {})
-            plain = str(data.get("text/plain", ""))
-            image = next((m for m in ("image/png", "image/svg+xml", "image/jpeg") if m in data), None)
-            parts.append(f"[{image}] {plain}" if image else plain)
-        elif kind == "error":
-            parts.append(f"{out.get('ename')}: {out.get('evalue')}")
-    return "\n".join(p.rstrip("\n") for p in parts if p)
 
 
 def cell_records(nb: Node) -> list[CellRecord]:

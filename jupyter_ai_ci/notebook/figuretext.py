@@ -24,6 +24,14 @@ MAX_AXES = 4  # described in full; the others are counted
 MAX_LISTED = 12  # bars listed with their values; more are summarised
 MAX_SERIES = 5  # lines or point sets of one axes described; more are counted
 NOT_DESCRIBED = "not described"
+# A picture that is no figure (``IPython.display.Image``): said by its size only, so a model that
+# cannot see it knows it is there, and that it cannot answer from it (core/answer.py).
+NOT_A_CHART = "not a chart"
+
+
+def picture(size: tuple[int, int] | None) -> str:
+    """The words for a displayed picture that no figure drew: "an image 640×480 px, not a chart"."""
+    return f"an image {size[0]}×{size[1]} px, {NOT_A_CHART}" if size else f"an image, {NOT_A_CHART}"
 
 
 def num(value: float) -> str:

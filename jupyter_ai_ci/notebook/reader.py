@@ -21,10 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.events import CellRecord
+from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY, NOT_A_CHART, NOT_DESCRIBED, picture
+from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME, describe_spec
 
 MAX_NOTEBOOK_BYTES = 20_000_000  # past this, reading costs more than it tells
 SESSION_ENV = "JPY_SESSION_NAME"
 VSCODE_NAME = "__vsc_ipynb_file__"  # set by VS Code's Jupyter extension, an absolute path
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+MAX_FIGURE_CHARS = 3000  # of a description read from an output (the kernel's are ~1,000)
 
 
 def session_notebook(environ: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -70,8 +74,34 @@ def _text(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
+def figure_words(data: dict[str, Any], metadata: Any) -> str:
+    """What a model that cannot see an output is told it shows ("" for an output that is no
+    figure): the description the kernel put in its metadata (``context/figurehook.py``), else a
+    Plotly spec's (``fig.show()`` publishes the spec, not the object), else for a widget that it
+    is not described, else for a picture that no figure drew (a displayed PNG file) its size."""
+    text = metadata.get(FIGURE_KEY) if isinstance(metadata, dict) else None
+    if isinstance(text, str) and text.strip():
+        return text[:MAX_FIGURE_CHARS]
+    spec = data.get(PLOTLY_MIME)
+    if isinstance(spec, dict):
+        try:
+            return describe_spec(spec)
+        except Exception as exc:  # noqa: BLE001 -- an odd spec costs its description, not the run
+            return f"Plotly figure: {NOT_DESCRIBED} ({type(exc).__name__})"
+    if WIDGET_MIME in data:
+        return f"an interactive widget: {NOT_DESCRIBED}"
+    # A Matplotlib figure's picture from a kernel that does not describe figures is a chart all the same.
+    if str(data.get("text/plain", "")).startswith("<Figure"):
+        return ""
+    png = data.get("image/png")
+    if isinstance(png, (str, list)):
+        return picture(png_size("".join(png).replace("\n", "")))
+    return picture(None) if "image/jpeg" in data else ""
+
+
 def output_text(outputs: list[dict[str, Any]]) -> str:
-    """Outputs as text; images are named (type and size), never inlined."""
+    """Outputs as text; images are named (type and size), never inlined; a figure is said in
+    the words of its description (``figure_words``), as the model is told of its own."""
     parts: list[str] = []
     for out in outputs:
         kind = out.get("output_type")
@@ -85,6 +115,9 @@ def output_text(outputs: list[dict[str, Any]]) -> str:
             for mime in images:
                 size = _png_size(_text(data[mime])) if mime == "image/png" else ""
                 parts.append(f"[{mime} image{size} shown]")
+            words = figure_words(data, out.get("metadata"))
+            if words and not words.endswith(NOT_A_CHART):  # a picture's size is said above
+                parts.append(words)
             if "text/plain" in data and not (images and _text(data["text/plain"]).startswith("<Figure")):
                 parts.append(_text(data["text/plain"]))
             elif not images and "text/html" in data:

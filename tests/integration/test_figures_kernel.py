@@ -131,3 +131,80 @@ def test_a_model_that_refuses_pictures_is_asked_again_without_them_and_remembere
     model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
     assert run_cell(kernel, "%%ask --model gpt-4.1-mini\nwhich month peaks? plot it").status == "ok"
     assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 0]  # not tried again
+
+
+SORTED = ("import matplotlib.pyplot as plt\n"
+          "sales = {{'jan': 4, 'feb': 9, 'mar': 2}}\n"
+          "months = sorted(sales, key=sales.get, reverse={down})\n"
+          "plt.bar(months, [sales[m] for m in months])\n"
+          "plt.show()")
+MISMATCH = "the bars ascend from left to right, but the request asked for largest first"
+
+
+def test_a_chart_that_contradicts_the_request_is_a_failed_attempt_fixed_with_that_sentence(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False) + "\nfirst_try = 1"),
+                        Reply(py(SORTED.format(down=True)), require=MISMATCH))
+    run = run_cell(kernel, "%%ask\nbar chart of sales by month, largest first")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == [] and len(model_server.requests) == 2
+    fix = model_server.request_texts()[1]
+    # The sentence leads the fix request, with what the failed attempt's chart showed.
+    assert f"The code ran, but the chart it drew does not match the request: {MISMATCH}." in fix
+    assert "The figures it drew show:" in fix and "mar=2, jan=4, feb=9; ascending" in fix
+    assert "✓" in run.shown and "2 attempts" in run.shown
+    # The attempt that drew the wrong chart was undone as any failed one is.
+    assert run_cell(kernel, "print('first_try' in dir())").stdout.strip() == "False"
+
+
+def test_a_chart_still_wrong_when_the_retries_are_spent_fails_the_request(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False)), py(SORTED.format(down=False).replace("jan", "Jan")))
+    run = run_cell(kernel, "%%ask --retries 1\nplot a bar chart of sales by month, largest first")
+    assert run.status == "error" and len(model_server.requests) == 2, run.shown
+    assert f"ChartMismatch: {MISMATCH}" in run.shown
+    # Not asked for an order: the same chart is a success in one attempt.
+    model_server.script(py(SORTED.format(down=False)))
+    run = run_cell(kernel, "%%ask\nbar chart of the monthly sales")
+    assert run.status == "ok" and len(model_server.requests) == 1
+
+
+def test_a_vision_model_sees_the_failed_attempts_picture_in_the_fix_request(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    model_server.script(py(SORTED.format(down=False)), Reply(py(SORTED.format(down=True)), require=MISMATCH))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nbar chart of sales per month, largest first")
+    assert run.status == "ok", run.reply
+    first, fix = model_server.requests
+    assert pictures_sent(first) == [] and len(pictures_sent(fix)) == 1
+
+
+PHOTO = ("import io\nfrom PIL import Image as Picture\nfrom IPython.display import Image, display\n"
+         "buf = io.BytesIO()\nPicture.new('RGB', (640, 480), 'white').save(buf, format='PNG')\n"
+         "display(Image(data=buf.getvalue()))")
+
+
+def test_a_displayed_png_that_is_no_chart_is_said_by_its_size_and_shown_only_to_a_vision_model(
+        kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # A model that cannot see it: no answer is asked from a picture it cannot read.
+    model_server.script(py(PHOTO))
+    run = run_cell(kernel, "%%ask\nwhat does the picture show? display it")
+    assert run.status == "ok", run.reply
+    assert len(model_server.requests) == 1
+    # A model that sees: asked for the answer with the picture, and its size in words.
+    model_server.script(py(PHOTO), Reply("A white rectangle.", require="an image 640×480 px, not a chart"))
+    run = run_cell(kernel, "%%ask --model gpt-4o\nwhat does the picture show? display it")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == []
+    first, answer = model_server.requests
+    assert pictures_sent(first) == [] and pictures_sent(answer) == [(640, 480)]
+
+
+def test_the_context_says_what_the_users_own_figures_show(kernel: Any, model_server: ScriptedOpenAIServer) -> None:
+    # A chart the person drew in a cell of their own, before asking about it.
+    assert run_cell(kernel, BARS.replace("Sales by month", "Own sales")).status == "ok"
+    model_server.script(Reply(py("print('ok')"), require="title 'Own sales'"))
+    run = run_cell(kernel, "%%ask\nredraw my chart above with the bars largest first")
+    assert run.status == "ok", run.reply
+    assert model_server.misses == []
+    context = model_server.request_texts()[0]
+    assert DESCRIBED in context and "[image/png image" in context

@@ -98,3 +98,36 @@ def test_the_one_shot_baseline_beside_the_loop_in_one_run(
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert [line.split()[0] for line in out.splitlines() if line.startswith(("one-shot", "loop"))] == [
         "one-shot", "loop"]
+
+
+def test_the_chart_tasks_run_with_the_scripted_model(tmp_path: Path) -> None:
+    """--suite charts: the suite's plot tasks and the ten chart tasks; each reference passes its
+    checker in a real kernel, and no reference is taken for a chart that contradicts its request."""
+    assert main(["--scripted", "--suite", "charts", "--schedules", "fail-0", "--jobs", "2",
+                 "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "success.json").read_text())
+    runs = record["runs"]
+    assert len(runs) == 13 and {r["category"] for r in runs} == {"plot", "chart"}
+    assert [r["task"] for r in runs if not (r["correct"] and r["attempts"] == 1)] == []
+    assert record["meta"]["described"] is True
+
+
+def test_a_chart_drawn_in_the_wrong_order_with_descriptions_and_without(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    """What --no-descriptions measures: the same wrong chart is fixed when the model reads it, and
+    shown done (silently wrong) when it does not."""
+    from bench.success.charts import CHARTS
+
+    task = next(t for t in CHARTS if t.id == "chart_region_desc")
+    wrong = fenced(task.reference.replace("ascending=False", "ascending=True"))
+    sentence = "the bars ascend from left to right, but the request asked for largest first"
+    model_server.script(wrong, Reply(fenced(task.reference), require=sentence))
+    args = ["--model", "stand-in", "--suite", "charts", "--tasks", task.id, "--jobs", "1"]
+    assert main([*args, "--out", str(tmp_path / "on")]) == 0
+    assert model_server.misses == []
+    model_server.script(wrong)
+    assert main([*args, "--no-descriptions", "--out", str(tmp_path / "off")]) == 0
+    on, off = (json.loads((tmp_path / name / "success.json").read_text()) for name in ("on", "off"))
+    assert [(r["correct"], r["attempts"]) for r in on["runs"]] == [(True, 2)]
+    assert [(r["correct"], r["silent_wrong"], r["attempts"]) for r in off["runs"]] == [(False, True, 1)]
+    assert off["meta"]["described"] is False

@@ -46,6 +46,10 @@ def test_the_rule_needs_text_output_and_honours_the_mode() -> None:
     assert wants_answer("always", "plot it", [PRINTED])
     assert wants_answer("auto", "what is it?", [ExecutionResult(result="42")])
     assert not wants_answer("never", "which region?", [PRINTED])
+    # A displayed picture that is no chart: said by its size, answered from only by a model that sees it.
+    photo = ExecutionResult(displays=("image/png",), figures=("an image 640×480 px, not a chart",))
+    assert not wants_answer("auto", "what does it show?", [photo])
+    assert wants_answer("auto", "what does it show?", [photo], sees=True)
 
 
 def test_prose_drops_code() -> None:

@@ -18,9 +18,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from jupyter_ai_ci.context.figures import describe
-from jupyter_ai_ci.executors.capture import figure_words
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY, MAX_TOKENS, fit
 from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME, describe_spec, values
+from jupyter_ai_ci.notebook.reader import figure_words
 from jupyter_ai_ci.tokens import count_tokens
 
 
@@ -159,7 +159,21 @@ def test_packed_arrays_are_read_without_numpy(monkeypatch: pytest.MonkeyPatch) -
 
 def test_what_an_output_is_said_to_show() -> None:
     assert figure_words({"image/png": "…"}, {FIGURE_KEY: "Matplotlib figure: 1 axes"}) == "Matplotlib figure: 1 axes"
-    assert figure_words({"image/png": "…"}, {}) == ""  # an image nobody described (a PNG file shown)
+    # A PNG file shown (IPython.display.Image): its size; the picture itself goes to vision models only.
+    import base64
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (640, 480), "white").save(out, format="PNG")
+    png = base64.b64encode(out.getvalue()).decode()
+    shown = {"image/png": png, "text/plain": "<IPython.core.display.Image object>"}
+    assert figure_words(shown, {}) == "an image 640×480 px, not a chart"
+    assert figure_words({"image/png": "…"}, {}) == "an image, not a chart"  # unreadable: no size
+    assert figure_words({"image/jpeg": "…"}, {}) == "an image, not a chart"
+    # A Matplotlib figure from a kernel that does not describe figures: a chart all the same, unsaid.
+    assert figure_words({"image/png": png, "text/plain": "<Figure size 640x480 with 1 Axes>"}, {}) == ""
     widget: dict[str, Any] = {"application/vnd.jupyter.widget-view+json": {"model_id": "x"}}
     assert figure_words(widget, None) == "an interactive widget: not described"
     assert len(figure_words({}, {FIGURE_KEY: "x" * 10_000})) == 3000  # a browser's output is bounded

@@ -72,7 +72,7 @@ def test_an_invalid_notebook_is_never_written(tmp_path: Path) -> None:
 def test_output_text_describes_rich_outputs_by_kind() -> None:
     outputs = [{"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": "<Figure>"}},
                {"output_type": "error", "ename": "E", "evalue": "v", "traceback": []}]
-    assert output_text(outputs) == "[image/png] <Figure>\nE: v"
+    assert output_text(outputs) == "[image/png image shown]\nE: v"
 
 
 def test_terminal_reporter_labels_lines_and_streams_only_when_asked() -> None:
@@ -87,3 +87,20 @@ def test_terminal_reporter_labels_lines_and_streams_only_when_asked() -> None:
     assert stream.getvalue().endswith("streamed")
     loud.model_started(CallModel((), "fix"))  # the model by its name, as the magic shows it
     assert stream.getvalue().endswith("── qwen2.5-coder: fixing ──\n")
+
+
+def test_a_saved_figure_is_said_in_the_words_of_its_description() -> None:
+    from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
+    from jupyter_ai_ci.notebook.plotlyspec import PLOTLY_MIME
+
+    described = {"output_type": "display_data", "metadata": {FIGURE_KEY: "Matplotlib figure: 1 axes\naxes 1: bars"},
+                 "data": {"image/png": "AAAA", "text/plain": "<Figure size 640x480 with 1 Axes>"}}
+    spec = {"data": [{"type": "bar", "x": ["a", "b"], "y": [2, 1]}], "layout": {}}
+    plotly = {"output_type": "display_data", "metadata": {}, "data": {PLOTLY_MIME: spec}}
+    text = output_text([described, plotly])
+    assert text.startswith("[image/png image shown]\nMatplotlib figure: 1 axes\naxes 1: bars\nPlotly figure")
+    assert "2 bars left to right: a=2, b=1; descending" in text
+    # The notebook's cells as the command line and the MCP server give them to the context.
+    nb = load_or_create(Path("unused.ipynb"), "python3")
+    nb.cells.append(nbformat.v4.new_code_cell("plt.bar(...)", outputs=[nbformat.from_dict(described)]))
+    assert "axes 1: bars" in cell_records(nb)[0].output

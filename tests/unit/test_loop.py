@@ -331,3 +331,18 @@ def test_async_driver_runs_the_same_loop() -> None:
 
     outcome = asyncio.run(adrive(agent_loop("r", "", LoopSettings()), model, executor))
     assert outcome.status == "success" and executor.ran == ["BAD", "ok"]
+
+
+def test_a_fix_request_says_what_the_failed_attempts_figures_show() -> None:
+    def rule(code: str) -> ExecutionResult:
+        drawn = ("Matplotlib figure: 1 axes\naxes 1: lines",)
+        if "BAD" in code:
+            return ExecutionResult(error=ErrorInfo("KeyError", "'x'", "KeyError: 'x'", 2), figures=drawn)
+        return ExecutionResult(figures=drawn)
+    _, model, _ = run([block("plot; BAD"), block("plot")], rule)
+    fix = model.requests[1][-1].content
+    assert fix.startswith("The code you wrote raised KeyError: 'x' (line 2).")
+    assert "The figures it drew show:\n```\nMatplotlib figure: 1 axes\naxes 1: lines\n```" in fix
+    # Nothing drawn: no such part.
+    _, model, _ = run([block("x = 1/0  # BAD"), block("x = 1")], fails_on("BAD"))
+    assert "figures it drew" not in model.requests[1][-1].content

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench.success.charts import CHARTS
 from bench.success.data import generate
 from bench.success.harness import FirstResult, TaskRun, unspent
 from bench.success.report import chart, success_at, summarize, table, write_json
@@ -60,7 +61,7 @@ def perturbed(value: Any) -> Any:
     return None
 
 
-@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+@pytest.mark.parametrize("task", TASKS + CHARTS, ids=[t.id for t in TASKS + CHARTS])
 def test_reference_passes_and_near_misses_fail(task: Task, data_dir: Path) -> None:
     expected = task.expected(data_dir)
     assert task.passes(json.loads(json.dumps(expected)), data_dir)  # survives the trip from the kernel
@@ -175,3 +176,32 @@ def test_the_one_shot_way_is_named_in_the_table() -> None:
     runs = [voted("a", True, "", 2.0), TaskRun("a", "c", "model", "failed", 1, False, False, 5, 5, 0.1, 0.1, 0.0, 1,
                                                candidates=0, seconds=1.0)]
     assert list(summarize(runs, 3)["by_candidates"]) == ["one-shot", "loop"]
+
+
+# What a chart that runs but misses the request draws: each one is the reference with one change.
+CHART_MISSES = {
+    "chart_region_desc": [("ascending=False", "ascending=True"), (".sort_values(ascending=False)", "")],
+    "chart_product_barh": [(".sort_values()", ".sort_values(ascending=False)")],  # the largest at the bottom
+    "chart_dept_asc": [(".sort_values()", ".sort_values(ascending=False)")],
+    "chart_units_month": [("ax.set_title('Units per month')\n", ""), ("'month'", "'date'")],
+    "chart_age_salary": [("ax.scatter(e['age'], e['salary'])", "ax.scatter(e['salary'], e['age'])")],
+    "chart_sensor_lines": [("ax.legend()\n", ""), ("for name in d.columns:", "for name in d.columns[:2]:")],
+    "chart_region_product": [("ax = p.plot.bar()", "ax = p.T.plot.bar()")],
+    "chart_weekday_orders": [("ax.bar(n.index", "n = n.sort_index()\nax.bar(n.index")],  # alphabetical
+    "chart_segment_desc": [("ascending=False", "ascending=True"), ("ax.set_title('Revenue by segment')\n", "")],
+    "chart_conversion": [("ax.bar(r.index, r.values)", "ax.barh(r.index, r.values)"),
+                         ("ax.set_ylabel('conversion rate')", "ax.set_ylabel('converted')")],
+}
+
+
+def test_ten_chart_tasks_each_fail_a_chart_that_misses_the_request(data_dir: Path) -> None:
+    from bench.success.answer import to_jsonable
+    from bench.success.tasks import run_reference
+
+    assert len(CHARTS) == 10 and {t.category for t in CHARTS} == {"chart"}
+    assert set(CHART_MISSES) == {t.id for t in CHARTS}
+    for task in CHARTS:
+        for old, new in CHART_MISSES[task.id]:
+            assert old in task.reference, (task.id, old)
+            missed = to_jsonable(run_reference(task.reference.replace(old, new), data_dir))
+            assert not task.passes(json.loads(json.dumps(missed)), data_dir), (task.id, old, new)

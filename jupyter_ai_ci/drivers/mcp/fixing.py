@@ -71,9 +71,10 @@ def failed_cell(nb: Node, cell_id: str) -> tuple[str, fixcell.FailedCell]:
 class Fixes:
     """The fixes offered in one MCP session, one per notebook at most."""
 
-    def __init__(self, session: Session, yes: bool) -> None:
+    def __init__(self, session: Session, yes: bool, how_to_allow: str) -> None:
         self.session = session
         self.yes = yes
+        self.how_to_allow = how_to_allow
         self.offers: dict[Path, Offer] = {}
 
     def check_free(self, path: Path) -> None:
@@ -93,7 +94,8 @@ class Fixes:
         kept.next_request()
         held = HeldAttempt(kept.executor)
         try:
-            result = await run_async(run, kept.kernel, held, progress, ClientApprover(ctx), notebook=())
+            result = await run_async(run, kept.kernel, held, progress, ClientApprover(ctx, self.how_to_allow),
+                                     notebook=())
             code = fixcell.fixed_code(cell, result.outcome)
         except BaseException:  # a fix not offered (sent back unchanged, cancelled) is never left held
             if held.held and not held.decided:

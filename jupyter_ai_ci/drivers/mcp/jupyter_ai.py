@@ -2,21 +2,21 @@
 
 Jupyter AI 3 gives its personas (Claude, Codex, Goose, ... over ACP) the notebook through
 jupyter-server-mcp, the MCP server it runs inside the Jupyter server.  That server registers every
-function the ``jupyter_server_mcp.tools`` entry point group names (pyproject.toml names ``TOOLS``)
+function the ``jupyter_server_mcp.tools`` entry point group names (pyproject.toml names ``offered``)
 and builds each tool's schema from the function's signature.  So these are plain functions with
 the stdio server's arguments (``signatures.py``), each a thin call of the same ``Tools``
 (``tools.py``): nothing of the run is re-implemented here.
 
 They are offered only when the person turns them on (``c.JupyterAITools.enabled = True``):
 jupyter-server-mcp's port takes no Jupyter token, so any process on the machine, another user's
-among them, could otherwise run code through ``run`` in a kernel started for it.
+among them, could otherwise run code through ``run`` in the person's kernels.
 
-They run in the Jupyter server's process and event loop.  Notebooks are named under the server's
-root; the settings are the sidebar's (``c.AICISettings``, the model's key kept out of kernels);
-each notebook gets a kernel of its own, started in its folder as ``jupyter ai-ci mcp`` starts one
-and kept while the server runs.  What the policy asks about is put to the person through the
-agent's client (elicitation) where it can ask, else refused: there is no ``--yes`` here, only
-``c.AICISettings.allow``.
+They run in the Jupyter server's process and event loop, as the server's own ``/ai-ci/mcp`` does
+(``http.py``), and work as it does: notebooks are named under the server's root; the settings are
+the sidebar's (``c.AICISettings``, the model's key kept out of kernels); a notebook's kernel is its
+open session's, or one started through the server's session manager as opening it would.  What the
+policy asks about is put to the person through the agent's client (elicitation) where it can ask,
+else refused: there is no ``--yes`` here, only ``c.AICISettings.allow``.
 
 jupyter-server-mcp imports this module when it starts: only the signatures load then, the run on
 the first call.  Nothing of the 2.x ``mcp`` SDK is used: Jupyter AI 3.2 pins jupyter-server-mcp
@@ -68,11 +68,14 @@ def offered() -> list[str]:
 
 
 def tools_for(serverapp: Any) -> "Tools":
-    """The tools of the Jupyter server ``serverapp``: its root, the sidebar's settings, kernels of our own."""
+    """The tools of the Jupyter server ``serverapp``, as its own ``/ai-ci/mcp`` has them (``http.py``):
+    its root, the sidebar's settings, the kernels of the notebooks' sessions."""
     from pathlib import Path
 
     from jupyter_ai_ci.drivers.headless import KernelOptions
     from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+    from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW_IN_SERVER
+    from jupyter_ai_ci.drivers.mcp.sessions import SessionKernels
     from jupyter_ai_ci.drivers.mcp.tools import Tools
     from jupyter_ai_ci.drivers.server.handlers import SETTINGS_KEY
     from jupyter_ai_ci.errors import UsageProblem
@@ -84,7 +87,9 @@ def tools_for(serverapp: Any) -> "Tools":
         raise UsageProblem(NOT_ENABLED)
     settings = shared["settings"]
     root = Path(shared["root_dir"] or serverapp.root_dir)
-    return Tools(Notebooks(root, settings, KernelOptions(hide_keys=settings.keep_key_from_kernels)))
+    kernels = SessionKernels(root, serverapp.kernel_manager, serverapp.session_manager)
+    notebooks = Notebooks(root, settings, KernelOptions(timeout=settings.execution_timeout), kernels)
+    return Tools(notebooks, how_to_allow=HOW_TO_ALLOW_IN_SERVER)
 
 
 def _the_tools() -> "Tools":

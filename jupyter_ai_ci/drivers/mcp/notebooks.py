@@ -1,10 +1,12 @@
 """The notebooks an MCP session works on, each with a kernel kept for the session.
 
 A notebook is named by its path under the server's root; anything else (a path outside the root,
-a link out of it, not ``.ipynb``, not there) is refused with one line.  Its kernel starts in its
-folder the first time a tool needs it, as ``jupyter ai-ci run`` starts one, and is shut down when
-the session ends.  One call at a time per notebook: a second agent's call waits for the first
-(and is told so), never interleaves with it.
+a link out of it, not ``.ipynb``, not there) is refused with one line.  Where its kernel comes from
+is a ``KernelSource``: over stdio (``OwnKernels``) it starts in the notebook's folder the first time
+a tool needs it, as ``jupyter ai-ci run`` starts one, and is shut down when the session ends;
+inside a Jupyter server (``sessions.py``) it is the kernel of the notebook's open session.  One
+call at a time per notebook: a second agent's call waits for the first (and is told so), never
+interleaves with it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
@@ -42,11 +45,53 @@ class Kept:
         return self.executor.transactions.request
 
 
+class KernelSource(Protocol):
+    """Where a notebook's kernel comes from: the one thing the two transports do differently."""
+
+    async def connect(self, path: Path, kept: KernelConnection | None) -> KernelConnection:
+        """The kernel calls about ``path`` run in: ``kept`` while it is still the notebook's and
+        alive, else a new connection (``kept`` released)."""
+        ...
+
+    async def open_elsewhere(self, path: Path) -> bool:
+        """Whether a frontend has the notebook open (its cells there are not the file's)."""
+        ...
+
+    async def release(self, connection: KernelConnection) -> None:
+        """The session ended: let the connection go (and the kernel, if it was ours alone)."""
+        ...
+
+
+@dataclass
+class OwnKernels:
+    """A kernel per notebook, started here in its folder and shut down with the session (stdio)."""
+
+    options: KernelOptions
+
+    async def connect(self, path: Path, kept: KernelConnection | None) -> KernelConnection:
+        if kept is not None:
+            try:
+                if await kept.is_alive():
+                    return kept
+            except KernelError:
+                pass
+            await self.release(kept)
+        return await start_kernel(self.options, path.parent, path)
+
+    async def open_elsewhere(self, path: Path) -> bool:
+        return False  # no server here to ask (finding one through --server-url is not built yet)
+
+    async def release(self, connection: KernelConnection) -> None:
+        with contextlib.suppress(KernelError, OSError):
+            await connection.shutdown()
+
+
 @dataclass
 class Notebooks:
     root: Path
     settings: AICISettings
-    kernel: KernelOptions
+    kernel: KernelOptions  # the executor's timeouts; with the default source, the kernel to start
+    source: KernelSource | None = None  # None: OwnKernels(kernel)
     session: Session = field(init=False)
     _kept: dict[Path, Kept] = field(default_factory=dict)
     _locks: dict[Path, asyncio.Lock] = field(default_factory=dict)
@@ -54,6 +99,7 @@ class Notebooks:
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
         self.session = Session(self.settings)  # one per MCP session: its conversations and token budget
+        self.kernels: KernelSource = self.source if self.source is not None else OwnKernels(self.kernel)
 
     def path(self, notebook: str) -> Path:
         """The notebook ``notebook`` names under the root; UsageProblem (one line) for anything else."""
@@ -77,16 +123,11 @@ class Notebooks:
         return self._locks.setdefault(path, asyncio.Lock())
 
     async def kept(self, path: Path) -> Kept:
-        """The notebook's kernel, started in its folder the first time (or again after it died)."""
+        """The notebook's kernel: the one kept while it is still the notebook's, else a new one."""
         kept = self._kept.get(path)
-        if kept is not None:
-            try:
-                if await kept.connection.is_alive():
-                    return kept
-            except KernelError:
-                pass
-            self._kept.pop(path, None)
-        connection = await start_kernel(self.kernel, path.parent, path)
+        connection = await self.kernels.connect(path, kept.connection if kept is not None else None)
+        if kept is not None and connection is kept.connection:
+            return kept
         s = self.settings
         executor = KernelExecutor(connection, timeout=self.kernel.timeout, receive_timeout=self.kernel.receive_timeout,
                                   max_output_chars=s.max_output_chars, snapshot_max_bytes=s.snapshot_max_bytes,
@@ -95,8 +136,7 @@ class Notebooks:
         return kept
 
     async def close(self) -> None:
-        """Shut every kernel down (the session ended)."""
+        """Let every kernel go (the session ended)."""
         kept, self._kept = list(self._kept.values()), {}
         for k in kept:
-            with contextlib.suppress(KernelError, OSError):
-                await k.connection.shutdown()
+            await self.kernels.release(k.connection)

@@ -23,6 +23,9 @@ HEARTBEAT = 4.0  # seconds; the issue's bound is 5
 _END = "\x00end"  # the last line a call's pump reads
 HOW_TO_ALLOW = ("start the MCP server with --yes, or allow it in c.AICISettings.allow (the person's "
                 "settings: never an argument the agent sends)")
+# Inside Jupyter there is no --yes: the server's configuration is the person's.
+HOW_TO_ALLOW_IN_SERVER = ("allow it in c.AICISettings.allow or c.AICISettings.policy of the Jupyter server's "
+                          "configuration (the person's settings: never an argument the agent sends)")
 
 
 class Progress(SilentReporter):
@@ -88,8 +91,9 @@ class ClientApprover:
     """The policy's question to the person, through the client's elicitation; where the client
     cannot ask, the code is refused with the line that says how the person allows it."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, how_to_allow: str = HOW_TO_ALLOW) -> None:
         self.ctx = ctx
+        self.how_to_allow = how_to_allow
 
     def _can_ask(self) -> bool:
         session = getattr(getattr(self.ctx, "request_context", None), "session", None)
@@ -100,14 +104,14 @@ class ClientApprover:
 
     async def aapprove(self, request: AskApproval) -> Approval:
         if not self._can_ask():
-            return Approval(False, f"needs approval, but this MCP client cannot ask you; {HOW_TO_ALLOW}")
+            return Approval(False, f"needs approval, but this MCP client cannot ask you; {self.how_to_allow}")
         code = "\n\n".join(request.code)
         message = (f"An agent's run wants to execute code that {'; '.join(request.reasons)}:\n\n{code[:4000]}\n\n"
                    "Run it? (It is rolled back if it raises; the effects listed may not be.)")
         try:
             answer = await self.ctx.elicit(message, Decision)
         except Exception as exc:  # noqa: BLE001 - a client that failed to ask: refused, said why
-            return Approval(False, f"the client could not ask you ({type(exc).__name__}); {HOW_TO_ALLOW}")
+            return Approval(False, f"the client could not ask you ({type(exc).__name__}); {self.how_to_allow}")
         if answer.action == "accept" and answer.data.run_it:
             return Approval(True, "approved through the MCP client")
         return Approval(False, "declined through the MCP client")

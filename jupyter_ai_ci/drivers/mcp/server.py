@@ -1,6 +1,6 @@
 """The MCP server object: the tools registered with their schemas and annotations.
 
-The same object serves stdio (``app.py``) and, later, streamable HTTP.  Argument schemas come
+The same object serves stdio (``app.py``) and streamable HTTP inside Jupyter (``http.py``).  Argument schemas come
 from the signatures (the SDK validates every call against them: a malformed call gets the SDK's
 own schema error); output schemas from ``results.py``'s models.
 """
@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from jupyter_ai_ci import __version__
 from jupyter_ai_ci.drivers.mcp import results as r
 from jupyter_ai_ci.drivers.mcp.notebooks import Notebooks
+from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW
 from jupyter_ai_ci.drivers.mcp.signatures import (ASK, CONTEXT, FIX, RUN, UNDO, Candidates, Cell, Code, HowMany,
                                                   Notebook, Preview, Request, Retries, Steps, Verdict)
 from jupyter_ai_ci.drivers.mcp.tools import Tools
@@ -29,8 +30,8 @@ back the last requests. Every result
 starts with one status line (✓ done / ✗ failed / ⚠ not sure); read it before you go on."""
 
 
-def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
-    tools = Tools(notebooks, yes)
+def build(notebooks: Notebooks, yes: bool = False, how_to_allow: str = HOW_TO_ALLOW) -> MCPServer[Any]:
+    tools = Tools(notebooks, yes, how_to_allow)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -39,8 +40,9 @@ def build(notebooks: Notebooks, yes: bool = False) -> MCPServer[Any]:
         finally:
             await notebooks.close()  # the session's kernels go with it
 
+    # WARNING: at INFO every model request's HTTP line went to the client's log of this server.
     server: MCPServer[Any] = MCPServer("jupyter-ai-ci", version=__version__, instructions=INSTRUCTIONS,
-                                       lifespan=lifespan)
+                                       lifespan=lifespan, log_level="WARNING")
 
     async def ask(request: Request, notebook: Notebook, ctx: Context, retries: Retries = None,
                   candidates: Candidates = None, steps: Steps = None) -> Annotated[CallToolResult, r.AskResult]:

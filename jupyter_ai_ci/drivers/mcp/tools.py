@@ -24,7 +24,7 @@ from jupyter_ai_ci.drivers.headless import held_result, make_run, open_notebook,
 from jupyter_ai_ci.drivers.mcp import results as r
 from jupyter_ai_ci.drivers.mcp.fixing import Fixes
 from jupyter_ai_ci.drivers.mcp.notebooks import Kept, Notebooks
-from jupyter_ai_ci.drivers.mcp.progress import ClientApprover, Progress
+from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW, ClientApprover, Progress
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, save_onto
@@ -65,10 +65,11 @@ def status(outcome: Outcome) -> str:
 
 
 class Tools:
-    def __init__(self, notebooks: Notebooks, yes: bool = False) -> None:
+    def __init__(self, notebooks: Notebooks, yes: bool = False, how_to_allow: str = HOW_TO_ALLOW) -> None:
         self.nbs = notebooks
         self.yes = yes  # the person's --yes (a server option), never the agent's
-        self.fixes = Fixes(notebooks.session, yes)
+        self.how_to_allow = how_to_allow  # said when flagged code is refused: the transport's way
+        self.fixes = Fixes(notebooks.session, yes, how_to_allow)
 
     async def _turn(self, notebook: str, ctx: Any, work: Callable[[Path, Kept, Progress], Awaitable[CallToolResult]],
                     fixing: bool = False) -> CallToolResult:
@@ -99,7 +100,7 @@ class Tools:
                 return r.tool_result(r.AskResult(status="done", line=f"✓ {held_result(path, run).message}"))
             run.check()
             request_id = kept.next_request()
-            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx))
+            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx, self.how_to_allow))
             outcome = done.outcome or Outcome("failed")
             seconds = time.perf_counter() - started
             facts = summarize(outcome, seconds, done.result.replayed if done.result else False)
@@ -108,6 +109,8 @@ class Tools:
             if outcome.status == "success" and done.result is not None:
                 line += await self._keep_undo(kept, request_id, undoing.request_meta(
                     run, outcome, done.cells, "mcp"))
+            if done.cells:
+                line += await self._open_note(path)
             applied = outcome.cells
             others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
                       for g in (outcome.consensus.groups[1:] if outcome.consensus else ())]
@@ -126,8 +129,8 @@ class Tools:
     async def run(self, code: str, notebook: str, ctx: Any) -> CallToolResult:
         async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
             request_id = kept.next_request()
-            given = await run_given(self.nbs.session, code, kept.executor, kept.kernel, ClientApprover(ctx),
-                                    progress, yes=self.yes)
+            given = await run_given(self.nbs.session, code, kept.executor, kept.kernel,
+                                    ClientApprover(ctx, self.how_to_allow), progress, yes=self.yes)
             outcome = given.outcome
             attempt = outcome.attempts[-1] if outcome.attempts else None
             ran = attempt.results if attempt is not None else ()
@@ -144,7 +147,7 @@ class Tools:
                 cells = self._append(path, code, outcome, kept)
                 line = "✓ committed" + await self._keep_undo(kept, request_id, {
                     "request": f"run: {code.strip().splitlines()[0][:60]}", "thread": str(path), "key": "",
-                    "cells": cells, "codes": [code], "source": "mcp"})
+                    "cells": cells, "codes": [code], "source": "mcp"}) + await self._open_note(path)
                 result = r.RunCodeResult(status="committed", line=line, outputs="\n".join(r.text_of(x) for x in ran),
                                          cells=cells)
             masked = r.masked(result, given.masked)
@@ -190,7 +193,8 @@ class Tools:
                     nb.cells = [c for c in nb.cells if not (str(c.get("id", "")) in gone
                                                             and METADATA_KEY in c.get("metadata", {}))]
                 save_onto(open_notebook(path), drop)
-            return r.tool_result(r.UndoResult(ok=done.ok, line=done.line, cells=done.cells), error=not done.ok)
+            line = done.line + (await self._open_note(path) if done.ok and done.cells else "")
+            return r.tool_result(r.UndoResult(ok=done.ok, line=line, cells=done.cells), error=not done.ok)
         return await self._turn(notebook, ctx, work)
 
     async def fix(self, notebook: str, ctx: Any, cell: str = "", decision: str | None = None) -> CallToolResult:
@@ -199,6 +203,17 @@ class Tools:
                 return await self.fixes.decide(path, decision)
             return await self.fixes.offer(path, kept, progress, ctx, cell)
         return await self._turn(notebook, ctx, work, fixing=True)
+
+    async def _open_note(self, path: Path) -> str:
+        """Said when the file just written is open in a browser: its copy there does not have the
+        change, and saving that copy would write over it (JupyterLab asks first, but it asks)."""
+        try:
+            if not await self.nbs.kernels.open_elsewhere(path):
+                return ""
+        except Exception:  # noqa: BLE001 - not knowing is not a failed call
+            return ""
+        return (f" · {path.name} is open in a browser: its cells there are not the file's; reload it from "
+                "disk there (File > Reload Notebook from Disk) before saving it")
 
     async def _keep_undo(self, kept: Kept, request_id: str, meta: dict[str, Any]) -> str:
         """Hand the request's way back to the kernel's undo stack; "" or why none was kept."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from jupyter_ai_ci.executors.server_kernel import own_client
+
 
 class KernelCalls:
     """One kernel client for a run, started on the first call."""
@@ -28,14 +30,7 @@ class KernelCalls:
 
     async def _call(self, expr: str) -> dict[str, Any]:
         if self._client is None:
-            from jupyter_client.session import Session
-
-            kernel = self.kernel_manager.get_kernel(self.kernel_id)
-            # A session of our own: clients sharing the manager's session share its socket
-            # identity, and the kernel would send our replies to whichever connected last.
-            own = Session(key=kernel.session.key, signature_scheme=kernel.session.signature_scheme)
-            self._client = kernel.client(session=own)
-            self._client.start_channels()
+            self._client = own_client(self.kernel_manager.get_kernel(self.kernel_id))
         for _ in range(2):
             msg_id = self._client.execute("", silent=True, store_history=False, user_expressions={"x": expr})
             while True:

@@ -10,15 +10,17 @@ the 2.x one of the ``[test]`` extra with jupyter-server-mcp 0.4, and the 1.x one
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import nbformat
 import pytest
@@ -40,11 +42,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class Served(NamedTuple):
+    mcp: str  # jupyter-server-mcp's endpoint
+    api: str  # the Jupyter server's own REST API
+
+
 @contextmanager
-def jupyter_server(root: Path, *options: str) -> Iterator[str]:
-    """A Jupyter server with jupyter-server-mcp and jupyter-ai-ci enabled; its MCP endpoint."""
+def jupyter_server(root: Path, *options: str) -> Iterator[Served]:
+    """A Jupyter server with jupyter-server-mcp and jupyter-ai-ci enabled."""
     port, mcp_port = free_port(), free_port()
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime")}
+    env.pop("MPLBACKEND", None)  # the tests' Agg: the server's kernels draw inline, as a person's do
     log = (root / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={port}",
@@ -60,7 +68,7 @@ def jupyter_server(root: Path, *options: str) -> Iterator[str]:
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, (root / "server.log").read_text()
                 time.sleep(0.3)
-        yield f"http://localhost:{mcp_port}/mcp"
+        yield Served(f"http://localhost:{mcp_port}/mcp", f"http://127.0.0.1:{port}/api")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -68,13 +76,13 @@ def jupyter_server(root: Path, *options: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def mcp_url(tmp_path: Path, model_server: ScriptedOpenAIServer) -> Iterator[str]:
+def served(tmp_path: Path, model_server: ScriptedOpenAIServer) -> Iterator[Served]:
     """The endpoint of a server whose person turned our tools on; a notebook a.ipynb under its root."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("# the persona's notebook")]
     nbformat.write(nb, tmp_path / "a.ipynb")
-    with jupyter_server(tmp_path, "--JupyterAITools.enabled=True") as url:
-        yield url
+    with jupyter_server(tmp_path, "--JupyterAITools.enabled=True") as server:
+        yield server
 
 
 @asynccontextmanager
@@ -99,7 +107,7 @@ def wire(result: Any) -> dict[str, Any]:
     return data
 
 
-def test_our_tools_are_registered_and_run_is_transactional_there(tmp_path: Path, mcp_url: str) -> None:
+def test_our_tools_are_registered_and_run_is_transactional_there(tmp_path: Path, served: Served) -> None:
     async def steps(s: ClientSession) -> list[Any]:
         listed = await s.list_tools()
         ok = await s.call_tool("run", {"code": "x = 41\nprint('x + 1 is', x + 1)", "notebook": "a.ipynb"})
@@ -111,7 +119,7 @@ def test_our_tools_are_registered_and_run_is_transactional_there(tmp_path: Path,
                                           "notebook": "a.ipynb"})
         return [listed, ok, bad, after, outside, drawn]
 
-    listed, ok, bad, after, outside, drawn = call(mcp_url, steps)
+    listed, ok, bad, after, outside, drawn = call(served.mcp, steps)
     tools = {t.name: t for t in listed.tools}
     assert {"ask", "run", "context", "fix", "undo"} <= set(tools)
     schema = tools["run"].model_dump(by_alias=True)["inputSchema"]
@@ -126,13 +134,17 @@ def test_our_tools_are_registered_and_run_is_transactional_there(tmp_path: Path,
     assert outside["isError"] and "outside the server's root" in outside["line"]
     figures = [b for b in wire(drawn)["content"] if b["type"] == "image"]
     assert len(figures) == 1 and figures[0]["mimeType"] == "image/png" and len(figures[0]["data"]) > 1000
+    # The code ran in the kernel of the notebook's session in that server, as opening it would make.
+    request = urllib.request.Request(served.api + "/sessions", headers={"Authorization": f"token {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert [s["path"] for s in json.loads(response.read())] == ["a.ipynb"]
     cells = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells
     agent = [c for c in cells if c.get("metadata", {}).get(METADATA_KEY, {}).get("agent_code")]
     assert [c.source for c in agent][:2] == ["x = 41\nprint('x + 1 is', x + 1)", "print(x)"]
 
 
 def test_ask_is_the_same_run_and_risky_code_needs_the_person(
-        tmp_path: Path, mcp_url: str, model_server: ScriptedOpenAIServer) -> None:
+        tmp_path: Path, served: Served, model_server: ScriptedOpenAIServer) -> None:
     model_server.script("Here you go.\n```python\ntotal = sum(range(10))\nprint(total)\n```\n")
     risky = "import subprocess\nsubprocess.run(['true'])\nprint('ran')"
     asked: list[str] = []
@@ -141,7 +153,7 @@ def test_ask_is_the_same_run_and_risky_code_needs_the_person(
         return [await s.call_tool("ask", {"request": "add up 0 to 9", "notebook": "a.ipynb"}),
                 await s.call_tool("run", {"code": risky, "notebook": "a.ipynb"})]
 
-    done, refused = (wire(r) for r in call(mcp_url, steps))
+    done, refused = (wire(r) for r in call(served.mcp, steps))
     assert done["structuredContent"]["status"] == "done", done["line"]
     assert "45" in done["structuredContent"]["outputs"] and done["structuredContent"]["requests"] == 1
     # The agent cannot approve its own risky code: with no way to ask the person, it is refused.
@@ -154,7 +166,7 @@ def test_ask_is_the_same_run_and_risky_code_needs_the_person(
         asked.append(params.message)
         return ElicitResult(action="accept", content={"run_it": True})
 
-    ran = wire(call(mcp_url, lambda s: s.call_tool("run", {"code": risky, "notebook": "a.ipynb"}),
+    ran = wire(call(served.mcp, lambda s: s.call_tool("run", {"code": risky, "notebook": "a.ipynb"}),
                     elicitation_callback=answer))
     assert ran["structuredContent"]["status"] == "committed", ran["line"]
     assert "subprocess" in asked[0]
@@ -163,12 +175,12 @@ def test_ask_is_the_same_run_and_risky_code_needs_the_person(
 def test_the_tools_are_not_offered_until_the_person_turns_them_on(tmp_path: Path) -> None:
     # jupyter-server-mcp's port takes no token: any local process (this test's client) may connect.
     nbformat.write(nbformat.v4.new_notebook(), tmp_path / "a.ipynb")
-    with jupyter_server(tmp_path) as url:
+    with jupyter_server(tmp_path) as server:
         async def steps(s: ClientSession) -> list[Any]:
             return [await s.list_tools(),
                     await s.call_tool("run", {"code": "open('pwned', 'w')", "notebook": "a.ipynb"})]
 
-        listed, ran = call(url, steps)
+        listed, ran = call(server.mcp, steps)
     assert not {"ask", "run", "context", "fix", "undo"} & {t.name for t in listed.tools}
     assert wire(ran)["isError"] and not (tmp_path / "pwned").exists()
     assert "c.JupyterAITools.enabled = True offers them" in (tmp_path / "server.log").read_text()

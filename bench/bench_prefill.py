@@ -1,0 +1,98 @@
+"""Prompt tokens the local model reads anew (prefills) for a first request, a follow-up in the
+same notebook, a fix after a failed attempt, and a second candidate (issue #37: the follow-up
+≤ 25 % of the first's, the second candidate ≤ 10 %).
+
+A real kernel runs ``%%ask`` with no endpoint set, so the run uses the managed local model; the
+figures are the llama.cpp server's own: for each model request, the tokens its log says it
+evaluated ("prompt eval time = … / N tokens"), and the prefix it kept from the request before
+("N prefix-match hit").  Slow (minutes: the first prompt is read whole on the CPU).
+
+    python bench/bench_prefill.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_real_kernel import timed
+
+from jupyter_ai_ci.executors.local_kernel import LocalKernel
+from jupyter_ai_ci.model import runtime
+from jupyter_ai_ci.model.local import bundled_model
+
+EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+KEPT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
+
+REQUESTS = [
+    ("first request", "%%ask\nLoad sales.csv into a DataFrame df and print the mean price"),
+    ("follow-up", "%%ask\nNow print the median price of df"),
+    ("a fix after a failed attempt", "%%ask\nPrint the mean of df['Price']"),  # the column is 'price'
+    ("two candidates", "%%ask --candidates 2\nPrint the largest price in df"),
+]
+
+
+def read_new(log: Path, offset: int) -> tuple[str, int]:
+    data = log.read_bytes()
+    return data[offset:].decode(errors="replace"), len(data)
+
+
+def calls(text: str) -> tuple[list[int], list[int]]:
+    """Per model call in the log: tokens evaluated, and tokens kept (0: no prefix line before it)."""
+    evaluated: list[int] = []
+    kept: list[int] = []
+    pending = 0
+    for line in text.splitlines():
+        if found := KEPT.search(line):
+            pending = int(found.group(1))
+        elif found := EVAL.search(line):
+            evaluated.append(int(found.group(1)))
+            kept.append(pending)
+            pending = 0
+    return evaluated, kept
+
+
+async def measure() -> list[tuple[str, list[int], list[int]]]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-prefill-"))
+    (folder / "sales.csv").write_text("region,price\n" + "".join(f"r{i % 3},{i * 1.5}\n" for i in range(40)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "JUPYTER_AI_CI_MODEL"}
+    kernel = await LocalKernel.start("python3", cwd=str(folder), env=env)
+    model = bundled_model()
+    if model is None:
+        sys.exit("the [local] extra's model is not installed")
+    rows = []
+    try:
+        await timed(kernel.client, "%load_ext jupyter_ai_ci\n%config AskMagics.replay = False")
+        offset = 0
+        for label, cell in REQUESTS:
+            await timed(kernel.client, cell)
+            entry = runtime.read(model)
+            if entry is None:
+                sys.exit("no runtime file for the local model: did the request reach it?")
+            text, offset = read_new(Path(entry.log), offset)
+            rows.append((label, *calls(text)))
+    finally:
+        await kernel.shutdown()
+    return rows
+
+
+def main() -> None:
+    rows = asyncio.run(measure())
+    first = rows[0][1][0] if rows and rows[0][1] else 0
+    print("request                        model calls: tokens prefilled (kept from the call before)")
+    for label, evaluated, kept in rows:
+        shown = ", ".join(f"{n} (kept {k})" for n, k in zip(evaluated, kept, strict=True))
+        print(f"{label:30s} {shown}")
+    if first:
+        follow = rows[1][1][0] if rows[1][1] else 0
+        second = rows[3][1][1] if len(rows[3][1]) > 1 else 0
+        print(f"follow-up prefill / first: {follow / first:.0%} (target ≤ 25 %); "
+              f"second candidate / first: {second / first:.0%} (target ≤ 10 %)")
+
+
+if __name__ == "__main__":
+    main()
