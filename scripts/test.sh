@@ -42,8 +42,9 @@ if [ "${1:-}" = "--oldest" ]; then
         --ignore tests/integration/test_local_model.py --ignore tests/integration/test_context_scale.py "$@"
 fi
 source scripts/venv.sh
+# test-jupyter-server-mcp: Jupyter AI 3's MCP server, which registers our tools (~25 packages, ~40 MB).
 python -m pip install -q --disable-pip-version-check -c requirements/dev-constraints.txt \
-    -e ".[test,test-gateway,local]"
+    -e ".[test,test-gateway,test-jupyter-server-mcp,local]"
 python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
 # The layers contract and no import cycles (pyproject.toml [tool.importlinter]).

@@ -77,6 +77,11 @@ class KernelExecutor:
     async def acommit(self) -> None:
         await self.transactions.commit()
 
+    async def arollback_held(self) -> TransactionReport:
+        """Undo a held attempt later (``run/held.py``): only the names its code may change, as the
+        panel's executor does (the person's cells may have run in a session's kernel meanwhile)."""
+        return await self.transactions.rollback(only_changed=True)
+
     async def ahold(self) -> TransactionReport:
         return await self.transactions.hold()
 

@@ -56,7 +56,9 @@ class RemoteTransactions:
         self._open = report.supported
         return report
 
-    async def rollback(self) -> TransactionReport:
+    async def rollback(self, only_changed: bool = False) -> TransactionReport:
+        """``only_changed``: a held attempt rejected later: only the names its code may change go back
+        (cells the person ran meanwhile keep what they did)."""
         # Without a checkpoint the kernel would see every name as new and drop it.
         if not self._open:
             return CANNOT_UNDO
@@ -64,10 +66,10 @@ class RemoteTransactions:
         if self.stopping:
             # Ctrl-C must end the command soon, even if the kernel ignores the interrupt.
             try:
-                return await asyncio.wait_for(self._call("rollback"), self.grace)
+                return await asyncio.wait_for(self._call("rollback", only_changed=only_changed), self.grace)
             except (asyncio.TimeoutError, KernelError):
                 return CANNOT_UNDO
-        return await self._call("rollback")
+        return await self._call("rollback", only_changed=only_changed)
 
     async def hold(self) -> TransactionReport:
         """The attempt's code ended; its fate waits (a candidate, a tried fix): stop recording."""
@@ -78,11 +80,11 @@ class RemoteTransactions:
             self._open = False
             await self._call("commit")
 
-    async def _call(self, op: str, code: Sequence[str] = ()) -> TransactionReport:
+    async def _call(self, op: str, code: Sequence[str] = (), only_changed: bool = False) -> TransactionReport:
         if self.supported is False:
             return CANNOT_UNDO
-        report = remote.parse(await self.evaluate(remote.expression(op, code, self.max_bytes, request=self.request,
-                                                                    limits=self.undo), op))
+        report = remote.parse(await self.evaluate(remote.expression(op, code, self.max_bytes, only_changed,
+                                                                    request=self.request, limits=self.undo), op))
         self.supported = report.supported
         return report
 

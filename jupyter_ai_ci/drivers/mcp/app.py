@@ -22,7 +22,7 @@ from jupyter_ai_ci.config import AICISettings
 class MCPApp(JupyterApp):
     name = "jupyter-ai-ci-mcp"
     version = __version__
-    description = """Serve jupyter-ai-ci's tools (ask, run, context, undo) over MCP on stdio. Each notebook
+    description = """Serve jupyter-ai-ci's tools (ask, run, context, fix, undo) over MCP on stdio. Each notebook
     named by a call gets a kernel started in its folder, kept for the session. Code the policy flags is
     asked about through the client (MCP elicitation) or refused; --yes approves it (not the deny list)."""
     examples = "jupyter ai-ci mcp --root-dir ~/analysis"

@@ -96,7 +96,10 @@ class ClientApprover:
         self.how_to_allow = how_to_allow
 
     def _can_ask(self) -> bool:
-        caps = getattr(self.ctx.request_context.session, "client_capabilities", None)
+        session = getattr(getattr(self.ctx, "request_context", None), "session", None)
+        caps = getattr(session, "client_capabilities", None)
+        if caps is None:  # the 1.x SDK's session (Jupyter AI 3.2's server) keeps them in its client_params
+            caps = getattr(getattr(session, "client_params", None), "capabilities", None)
         return caps is not None and getattr(caps, "elicitation", None) is not None
 
     async def aapprove(self, request: AskApproval) -> Approval:

@@ -59,6 +59,18 @@ class ContextResult(BaseModel):
     tokens: int
 
 
+class FixResult(BaseModel):
+    status: str  # offered, accepted, rejected (a fix not found is an error line)
+    line: str
+    cell: str = ""  # the failed cell's id
+    label: str = ""  # In [n]
+    error: str = ""  # how it failed
+    before: str = ""
+    after: str = ""  # the fix, which has run without error
+    diff: str = ""
+    outputs: str = ""  # what the fix printed (figures are image content)
+
+
 class UndoResult(BaseModel):
     ok: bool
     line: str
@@ -87,7 +99,8 @@ def images(results: Sequence[ExecutionResult]) -> list[ContentBlock]:
         if len(png) > MAX_IMAGE_BYTES or sum(isinstance(b, ImageContent) for b in blocks) >= MAX_IMAGES:
             blocks.append(TextContent(type="text", text=f"(a figure of {len(png) * 3 // 4:,} bytes was not sent)"))
             continue
-        blocks.append(ImageContent(type="image", data=png, mime_type="image/png"))
+        # By its wire names: the 1.x SDK (Jupyter AI 3.2's server) knows no ``mime_type``.
+        blocks.append(ImageContent.model_validate({"type": "image", "data": png, "mimeType": "image/png"}))
     return blocks
 
 
@@ -112,8 +125,8 @@ def _undone(attempt: Attempt) -> str:
 def tool_result(model: BaseModel, extra: Sequence[ContentBlock] = (), error: bool = False) -> CallToolResult:
     """The line first (what text-only clients show), the structured content beside it."""
     data = model.model_dump(mode="json")
-    return CallToolResult(content=[TextContent(type="text", text=str(data["line"])), *extra],
-                          structured_content=data, is_error=error)
+    return CallToolResult.model_validate({"content": [TextContent(type="text", text=str(data["line"])), *extra],
+                                          "structuredContent": data, "isError": error})
 
 
 def masked(model: BaseModel, mask: Mask) -> Any:

@@ -1,4 +1,4 @@
-"""The tools: ``ask``, ``run``, ``context``, ``undo`` — each the one run, driven for an agent.
+"""The tools: ``ask``, ``run``, ``context``, ``fix``, ``undo`` — each the one run, driven for an agent.
 
 Each call names its notebook; the notebook's lock keeps calls from interleaving in its kernel.
 What a call decides is the run's (``run/``): this module resolves the notebook, waits its turn,
@@ -22,6 +22,7 @@ from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
 from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.drivers.headless import held_result, make_run, open_notebook, run_in
 from jupyter_ai_ci.drivers.mcp import results as r
+from jupyter_ai_ci.drivers.mcp.fixing import Fixes
 from jupyter_ai_ci.drivers.mcp.notebooks import Kept, Notebooks
 from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW, ClientApprover, Progress
 from jupyter_ai_ci.errors import AICIError
@@ -68,10 +69,12 @@ class Tools:
         self.nbs = notebooks
         self.yes = yes  # the person's --yes (a server option), never the agent's
         self.how_to_allow = how_to_allow  # said when flagged code is refused: the transport's way
+        self.fixes = Fixes(notebooks.session, yes, how_to_allow)
 
-    async def _turn(self, notebook: str, ctx: Any, work: Callable[[Path, Kept, Progress], Awaitable[CallToolResult]]
-                    ) -> CallToolResult:
-        """Resolve the notebook, wait for its turn (said), keep its kernel, run ``work``."""
+    async def _turn(self, notebook: str, ctx: Any, work: Callable[[Path, Kept, Progress], Awaitable[CallToolResult]],
+                    fixing: bool = False) -> CallToolResult:
+        """Resolve the notebook, wait for its turn (said), keep its kernel, run ``work`` (unless a
+        fix waits there for a decision, and ``work`` is not ``fix``'s)."""
         try:
             path = self.nbs.path(notebook)
             progress = Progress(ctx)
@@ -80,6 +83,8 @@ class Tools:
                 if lock.locked():
                     progress.say(f"waiting: another call is running in {path.name}")
                 async with lock:
+                    if not fixing:
+                        self.fixes.check_free(path)
                     return await _undone_if_cancelled(work(path, await self.nbs.kept(path), progress))
         except Exception as exc:  # noqa: BLE001 - every failure is one line to the agent
             return failure(exc)
@@ -191,6 +196,13 @@ class Tools:
             line = done.line + (await self._open_note(path) if done.ok and done.cells else "")
             return r.tool_result(r.UndoResult(ok=done.ok, line=line, cells=done.cells), error=not done.ok)
         return await self._turn(notebook, ctx, work)
+
+    async def fix(self, notebook: str, ctx: Any, cell: str = "", decision: str | None = None) -> CallToolResult:
+        async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
+            if decision is not None:
+                return await self.fixes.decide(path, decision)
+            return await self.fixes.offer(path, kept, progress, ctx, cell)
+        return await self._turn(notebook, ctx, work, fixing=True)
 
     async def _open_note(self, path: Path) -> str:
         """Said when the file just written is open in a browser: its copy there does not have the

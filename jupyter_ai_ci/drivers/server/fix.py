@@ -85,7 +85,7 @@ async def ran_source(evaluate: Callable[[str], Awaitable[dict[str, Any]]], count
     return value if isinstance(value, str) else None
 
 
-def _ran(attempts: int) -> str:
+def ran_note(attempts: int) -> str:
     retries = attempts - 1
     return "Ran without error" + (f" after {retries} {'retry' if retries == 1 else 'retries'}." if retries else ".")
 
@@ -157,7 +157,7 @@ class SidebarFix(SidebarRun):
         self.send({"type": "fix", "id": self._offer, "cell_id": msg.cell_id, "before": cell.source,
                    "after": code, "diff": fixcell.diff(cell.source, code, cell.label),
                    "outputs": [o for c in outcome.cells for o in c.result.outputs],
-                   "ran": _ran(len(outcome.attempts)), "metadata": {FIX_METADATA_KEY: meta}})
+                   "ran": ran_note(len(outcome.attempts)), "metadata": {FIX_METADATA_KEY: meta}})
         if await self._decision:
             await self.held.aaccept()
             self.send({"type": "done", "status": "success", **usage,
@@ -165,10 +165,10 @@ class SidebarFix(SidebarRun):
                                   "(it ran once)."})
         else:
             report = await self.held.areject()
-            self.send({"type": "done", "status": "rejected", **usage, "message": _rejected(report, cell.label)})
+            self.send({"type": "done", "status": "rejected", **usage, "message": rejected_note(report, cell.label)})
 
 
-def _rejected(report: TransactionReport, label: str) -> str:
+def rejected_note(report: TransactionReport, label: str) -> str:
     """What Reject did, "as it was" only when it is true."""
     if not report.supported:
         return "Rejected, but the kernel could not undo it: did it restart? What the fix did in the kernel stays."

@@ -54,7 +54,7 @@ def call(root: Path, steps: Callable[[ClientSession], Any], *args: str, **client
 def test_tools_are_listed_with_schemas_and_annotations(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     listed = call(tmp_path, lambda s: s.list_tools())
     tools = {t.name: t for t in listed.tools}
-    assert set(tools) == {"ask", "run", "context", "undo"}
+    assert set(tools) == {"ask", "run", "context", "fix", "undo"}
     assert tools["context"].annotations.read_only_hint is True
     assert tools["run"].annotations.destructive_hint is False
     assert tools["run"].input_schema["required"] == ["code", "notebook"]

@@ -91,7 +91,7 @@ async def test_tools_are_refused_without_the_token_and_served_with_it(
 
     async with connected(endpoint, token) as s:
         tools = {t.name for t in (await s.list_tools()).tools}
-    assert tools == {"ask", "run", "context", "undo"}
+    assert tools == {"ask", "run", "context", "fix", "undo"}
 
 
 async def test_run_uses_the_kernel_of_the_notebooks_open_session(
