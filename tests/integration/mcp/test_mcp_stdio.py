@@ -122,13 +122,15 @@ def test_bad_notebooks_are_refused_in_one_line(tmp_path: Path, model_server: Scr
     root.mkdir()
     notebook(tmp_path / "outside.ipynb")
     notebook(root / "analysis.ipynb")
+    (root / "inside.ipynb").symlink_to(tmp_path / "outside.ipynb")  # a link in the root, out of it
 
     async def steps(s: ClientSession) -> list[Any]:
-        return [await s.call_tool("run", {"code": "1", "notebook": nb})
-                for nb in ("../outside.ipynb", str(tmp_path / "outside.ipynb"), "analysys.ipynb", "data.csv")]
+        return [await s.call_tool("run", {"code": "1", "notebook": nb}) for nb in
+                ("../outside.ipynb", str(tmp_path / "outside.ipynb"), "analysys.ipynb", "data.csv", "inside.ipynb")]
 
-    outside, absolute, typo, csv = call(root, steps)
-    assert all(r.is_error for r in (outside, absolute, typo, csv))
+    outside, absolute, typo, csv, link = call(root, steps)
+    assert all(r.is_error for r in (outside, absolute, typo, csv, link))
+    assert "outside the server's root" in link.content[0].text
     assert "outside the server's root" in outside.content[0].text
     assert "outside the server's root" in absolute.content[0].text
     assert "did you mean analysis.ipynb?" in typo.content[0].text
