@@ -4,6 +4,7 @@ process, real kernels, the scripted model."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -186,3 +187,19 @@ def test_secrets_in_the_kernel_are_masked_in_every_result(
 
     for result in call(tmp_path, steps):
         assert secret not in str(result.structured_content) and secret not in result.content[0].text
+
+
+def test_an_asks_result_masks_what_the_kernel_holds(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    notebook(tmp_path / "a.ipynb")
+    secret = "sk-live-" + "Zx4" * 10
+    model_server.script(py("print('the token is', API_TOKEN)"))
+
+    async def steps(s: ClientSession) -> Any:
+        await s.call_tool("run", {"code": f"API_TOKEN = {secret!r}", "notebook": "a.ipynb"})
+        return await s.call_tool("ask", {"request": "show the token", "notebook": "a.ipynb"})
+
+    result = call(tmp_path, steps)
+    assert result.structured_content["status"] == "done", result.content[0].text
+    assert "the token is" in result.structured_content["outputs"]
+    assert secret not in json.dumps(result.structured_content) and secret not in result.content[0].text
+    assert secret not in json.dumps(model_server.requests)  # nor in what the model was sent
