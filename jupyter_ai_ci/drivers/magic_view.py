@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from jupyter_ai_ci.core.pictures import ShownFigure, shown_figures
 from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
 from jupyter_ai_ci.events import CallModel, ExecutionResult, Notice
 from jupyter_ai_ci.text import head_tail, python_blocks
@@ -46,6 +47,7 @@ class Section:
     failed: str = ""  # the error, in one line
     feedback: str = ""  # what went back to the model after this attempt failed
     verdict: str = ""  # a candidate's result and whether it agrees (core/consensus.py)
+    figures: tuple[ShownFigure, ...] = ()  # what the next request told the model of this attempt's figures
     streaming: bool = True
     _cached: tuple[Any, str] = field(default=(None, ""), repr=False)
     _rendered: tuple[str, str] = field(default=("", ""), repr=False)
@@ -85,7 +87,7 @@ class Section:
         # with highlighting is the costly part.
         key = (model, open_, bare, len(self.text), self.streaming, self.attempt, len(self.blocks),
                self.blocks[-1][1] is not None if self.blocks else False, self.failed, len(self.feedback),
-               len(self.notes))
+               len(self.notes), len(self.figures))
         if self._cached[0] != key:
             self._cached = (key, self._html(model, open_, bare))
         return self._cached[1]
@@ -112,9 +114,20 @@ class Section:
         if self.feedback:
             parts += ["<details><summary>sent back to the model</summary>",
                       pre_html(head_tail(self.feedback, SHOWN_CHARS * 3)), "</details>"]
+        for figure in self.figures:  # the picture itself is in the cell's output: not a second copy
+            parts += [f"<details><summary>{html.escape(_figure_line(figure))}</summary>",
+                      pre_html(figure.text) if figure.text else "", "</details>"]
         parts += [f'<div style="{MUTED}">{html.escape(note)}</div>' for note in self.notes]
         parts.append("</div></details>" if head else "</div>")
         return "".join(parts)
+
+
+def _figure_line(figure: ShownFigure) -> str:
+    picture = "the model was sent the figure's picture" if figure.picture else ""
+    if not figure.text:
+        return picture
+    told = f"What the model was told about the figure: {figure.text.splitlines()[0]} …"
+    return f"{told} ({picture})" if picture else told
 
 
 def _shown(result: ExecutionResult) -> str:
@@ -144,10 +157,12 @@ class RunView:
         return self.sections[-1] if self.sections else None
 
     def started(self, call: CallModel) -> None:
-        if call.purpose == "fix":
-            last = next((s for s in reversed(self.sections) if s.attempt), None)
-            if last is not None and call.messages:
+        last = next((s for s in reversed(self.sections) if s.attempt), None)
+        if last is not None and call.messages and call.purpose in ("fix", "next-step", "answer"):
+            if call.purpose == "fix":
                 last.feedback = call.messages[-1].content
+            ran = [result for _, result in last.blocks if result is not None]
+            last.figures = shown_figures(call.messages[-1], ran) or last.figures
         self.sections.append(Section(call.purpose))
 
     def replayed(self, text: str, purpose: str = "replayed") -> None:
@@ -197,6 +212,7 @@ class RunView:
             if section.attempt:
                 lines.append(f"  {section.title(self.model)}")
             lines += [f"    {note}" for note in section.notes]
+            lines += [f"    {_figure_line(figure)}" for figure in section.figures]
         if not self.final and self.current is not None:
             lines += [f"    {note}" for note in self.current.notes]
         for number, shown, count, _ in self.others:

@@ -327,6 +327,31 @@ export class ChatModel {
       : null;
   }
 
+  /**
+   * The picture a model request was sent of a code entry's figure: kept when the request was
+   * made, else read from the cell if it is still there; null when it is gone.
+   */
+  shownPicture(entry: Entry, index: number): string | null {
+    const figure = entry.kind === 'code' ? entry.shown?.[index] : undefined;
+    if (!figure || !figure.picture || entry.kind !== 'code') {
+      return null;
+    }
+    return figure.image ?? (entry.cellId && entry.path ? this.bridge.figure(entry.path, entry.cellId, figure.output) : null);
+  }
+
+  /** Read now the pictures a request was just sent: the fix it asks for replaces their cell. */
+  private _keepPictures(path: string): void {
+    for (const entry of this._chat(path)) {
+      if (entry.kind === 'code' && entry.cellId && entry.shown) {
+        for (const figure of entry.shown) {
+          if (figure.picture && !figure.image) {
+            figure.image = this.bridge.figure(path, entry.cellId, figure.output) ?? undefined;
+          }
+        }
+      }
+    }
+  }
+
   /** Whether a code entry's cell is still in its notebook (null: the notebook is not open). */
   holds(entry: Entry): boolean | null {
     return entry.kind === 'code' && !!entry.cellId && !!entry.path
@@ -430,6 +455,9 @@ export class ChatModel {
         const target = this._target;
         if (!target || !show(this._chat(target.path), msg, target.path)) {
           return; // started, model_done, or a message from no run
+        }
+        if (msg.type === 'figures') {
+          this._keepPictures(target.path);
         }
       }
     }

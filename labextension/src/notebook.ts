@@ -342,13 +342,14 @@ function indexOf(panel: NotebookPanel, cellId: string): number {
   return panel.content.widgets.findIndex(w => w.model.id === cellId);
 }
 
-/** The first PNG or JPEG a cell's outputs hold, as a data URL. */
-function cellImage(panel: NotebookPanel, cellId: string): string | null {
+/** The first PNG or JPEG a cell's outputs hold (output ``output`` only, when given), as a data URL. */
+function cellImage(panel: NotebookPanel, cellId: string, output?: number): string | null {
   const cell = panel.content.widgets[indexOf(panel, cellId)];
   if (!cell || cell.model.type !== 'code') {
     return null;
   }
-  for (const out of (cell as CodeCell).model.outputs.toJSON() as JSONObject[]) {
+  const outputs = (cell as CodeCell).model.outputs.toJSON() as JSONObject[];
+  for (const out of output === undefined ? outputs : outputs.slice(output, output + 1)) {
     const data = (out.data ?? {}) as JSONObject;
     for (const mime of ['image/png', 'image/jpeg']) {
       const value = data[mime];
@@ -377,9 +378,9 @@ export class TrackerBridge implements INotebookBridge {
     return this.tracker.currentWidget?.context.path ?? null;
   }
 
-  figure(path: string, cellId: string): string | null {
+  figure(path: string, cellId: string, output?: number): string | null {
     const panel = this._open(path);
-    return panel ? cellImage(panel, cellId) : null;
+    return panel ? cellImage(panel, cellId, output) : null;
   }
 
   holds(path: string, cellId: string): boolean | null {

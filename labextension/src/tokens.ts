@@ -85,6 +85,9 @@ export type ServerMessage =
       cell_id?: string | null;
       figure?: boolean;
     }
+  /** What a fix, next-step or answer request told the model of an attempt's figures
+   * (``PanelReporter._figures``): their words, and whether the picture went (untrusted). */
+  | { type: 'figures'; attempt: number; purpose: string; figures: unknown }
   | { type: 'approve'; id: string; code: string; reason: string }
   /** A transcript only: what the user clicked on an approval. */
   | { type: 'decided'; id: string; approved: boolean }
@@ -134,6 +137,18 @@ export interface IOtherResult {
   code: string;
 }
 
+/** A figure of an attempt as a model request included it. */
+export interface IShownFigure {
+  /** The words the model read ("" when only the picture went). */
+  text: string;
+  /** The model was sent the picture (a model that takes images). */
+  picture: boolean;
+  /** Which output of the cell holds it. */
+  output: number;
+  /** The picture, read from the cell when the message came (a fix replaces the cell after). */
+  image?: string;
+}
+
 /** What this panel's session has used so far, as the server counts it. */
 export interface ISessionUsage {
   requests: number;
@@ -153,10 +168,14 @@ export type Entry =
       /** A fix tried in the kernel without a cell (the Fix action). */
       tried?: boolean;
       error?: string;
+      /** It ran without raising, and failed the run's check of its result (a chart's order). */
+      failedCheck?: boolean;
       /** The notebook cell it ran in (for the link), and whether it drew a figure. */
       cellId?: string;
       figure?: boolean;
       path?: string;
+      /** The figures of this cell that a later model request included. */
+      shown?: IShownFigure[];
     }
   | { kind: 'notice'; text: string }
   | {
@@ -232,8 +251,8 @@ export interface INotebookBridge {
   activeName(): string | null;
   /** The active notebook's path (its chat's key), or null. */
   activePath(): string | null;
-  /** The first image of a cell's outputs, as a data URL, or null. */
-  figure(path: string, cellId: string): string | null;
+  /** The first image of a cell's outputs (of its output ``output`` when given), as a data URL, or null. */
+  figure(path: string, cellId: string, output?: number): string | null;
   /** Select the cell and scroll to it; false when it is gone. */
   reveal(path: string, cellId: string): boolean;
   /** Whether the cell is in the notebook; null when the notebook is not open here. */

@@ -4,7 +4,10 @@
  * is reloaded.  No DOM, no notebook: only ``Entry`` lists.
  */
 import { CELL_ID, isPlainObject, parseTokens } from './parse';
-import { Entry, IOtherResult, ServerMessage } from './tokens';
+import { Entry, IOtherResult, IShownFigure, ServerMessage } from './tokens';
+
+/** Of a figure's words, at most this much is kept (the server's are a few hundred tokens). */
+const SHOWN_TEXT = 4000;
 
 /** Apply one message that only changes what is shown; false for messages it does not show. */
 export function show(entries: Entry[], msg: ServerMessage, path: string): boolean {
@@ -35,6 +38,9 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         entries.push({ kind: 'model', text: String(msg.text), purpose });
         return true;
       }
+      if (msg.kind === 'retrying') {
+        failedCheck(entries, Number(msg.attempt) || 0, String(msg.text));
+      }
       // A refusal ends the run, and so does a reply without code: the last line says it, once.
       if (msg.kind !== 'attempt' && msg.kind !== 'refused' && msg.kind !== 'no-code') {
         entries.push({ kind: 'notice', text: String(msg.text) });
@@ -63,6 +69,9 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
           break;
         }
       }
+      return true;
+    case 'figures':
+      shownFigures(entries, msg);
       return true;
     case 'approve':
       entries.push({
@@ -94,6 +103,54 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       return true;
     default:
       return false;
+  }
+}
+
+/**
+ * An attempt retried although its cells ran (a chart that contradicts the request,
+ * ``core/chartcheck.py``): its last cell read "✓ cell ran" above the line saying it failed.
+ */
+function failedCheck(entries: Entry[], attempt: number, notice: string): void {
+  for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
+    const entry = entries[i];
+    if (entry.kind === 'code' && entry.attempt === attempt) {
+      if (entry.status === 'ok') {
+        entry.status = 'error';
+        entry.failedCheck = true;
+        entry.error = /failed: (.*?) — asking/.exec(notice)?.[1];
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * What a model request was told of an attempt's figures, put with the code entries of this run
+ * that ran them: the cell named, else (a cell-less attempt) the attempt's last code entry.
+ */
+function shownFigures(entries: Entry[], msg: Extract<ServerMessage, { type: 'figures' }>): void {
+  const attempt = Number(msg.attempt) || 0;
+  for (const f of Array.isArray(msg.figures) ? msg.figures : []) {
+    if (!isPlainObject(f) || (typeof f.text !== 'string' && f.picture !== true)) {
+      continue;
+    }
+    const cellId = typeof f.cell_id === 'string' && CELL_ID.test(f.cell_id) ? f.cell_id : null;
+    let owner: Extract<Entry, { kind: 'code' }> | null = null;
+    for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
+      const entry = entries[i];
+      if (entry.kind === 'code' && (cellId ? entry.cellId === cellId : entry.attempt === attempt)) {
+        owner = entry;
+        break;
+      }
+    }
+    if (owner) {
+      const figure: IShownFigure = {
+        text: typeof f.text === 'string' ? f.text.slice(0, SHOWN_TEXT) : '',
+        picture: f.picture === true,
+        output: typeof f.output === 'number' && Number.isInteger(f.output) && f.output >= 0 ? f.output : 0
+      };
+      owner.shown = [...(owner.shown ?? []), figure];
+    }
   }
 }
 

@@ -110,6 +110,48 @@ function CellLink(props: { entry: Entry; model: ChatModel }): JSX.Element | null
   );
 }
 
+/**
+ * What a later model request was shown of an attempt's figures, folded: the picture (for a model
+ * that takes images) and the words the model read.
+ */
+function ShownFigures(props: { entry: Entry; model: ChatModel }): JSX.Element | null {
+  const e = props.entry;
+  if (e.kind !== 'code' || !e.shown?.length) {
+    return null;
+  }
+  const pictures = e.shown.filter(f => f.picture).length;
+  const n = e.shown.length;
+  return (
+    <details className="jp-aici-shown">
+      <summary>
+        {n === 1 ? 'the figure' : `${n} figures`} the model was {pictures ? 'shown' : 'told about'}
+      </summary>
+      {e.shown.map((f, i) => {
+        const image = f.picture ? props.model.shownPicture(e, i) : null;
+        return (
+          <div key={i} className="jp-aici-shown-figure">
+            {f.picture &&
+              (image ? (
+                <>
+                  <div className="jp-aici-shown-label">The picture the model was sent:</div>
+                  <img className="jp-aici-shown-picture" src={image} alt="the picture the model was sent" />
+                </>
+              ) : (
+                <div className="jp-aici-cell-gone">the model was sent its picture (no longer in the notebook)</div>
+              ))}
+            {f.text && (
+              <>
+                <div className="jp-aici-shown-label">What the model was told about the figure:</div>
+                <pre className="jp-aici-shown-text">{f.text}</pre>
+              </>
+            )}
+          </div>
+        );
+      })}
+    </details>
+  );
+}
+
 function EntryView(props: {
   entry: Entry;
   model: ChatModel;
@@ -145,9 +187,10 @@ function EntryView(props: {
       return (
         <div className={`jp-aici-entry jp-aici-run jp-aici-run-${e.status}`} title={e.code}>
           <span className="jp-aici-mark">{RUN_MARKS[e.status]}</span> attempt {e.attempt}:{' '}
-          {(e.tried ? TRIED_LABELS : RUN_LABELS)[e.status]}
+          {e.failedCheck ? 'cell ran, but failed the check' : (e.tried ? TRIED_LABELS : RUN_LABELS)[e.status]}
           {e.error && <div className="jp-aici-error-line">{e.error}</div>}
           <CellLink entry={e} model={props.model} />
+          <ShownFigures entry={e} model={props.model} />
         </div>
       );
     case 'notice':

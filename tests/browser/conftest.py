@@ -57,14 +57,17 @@ def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
     }
     env.pop("OPENAI_API_KEY", None)
+    # The tests' Agg (tests/conftest.py) is not what a person's kernel has: ipykernel picks inline.
+    env.pop("MPLBACKEND", None)
     # No "get notified about news?" toast over the notebook in screenshots.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     # The models the panel may use (its picker): the first is the default, JUPYTER_AI_CI_MODEL.
+    # "scripted-vision" is a name of a family that takes images at a loopback endpoint: sent pictures.
     (home / "config").mkdir()
     (home / "config" / "jupyter_server_config.json").write_text(
-        '{"AICISettings": {"models": ["scripted-model", "scripted-large"]}}')
+        '{"AICISettings": {"models": ["scripted-model", "scripted-large", "scripted-vision"]}}')
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"autoStartDefaultKernel": true}')

@@ -17,7 +17,7 @@ from test_sidebar import ask, prepare, send
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 PANEL = "#jupyter-ai-ci-chat"
-OFFERED = ["scripted-model", "scripted-large"]  # conftest's AICISettings.models
+OFFERED = ["scripted-model", "scripted-large", "scripted-vision"]  # conftest's AICISettings.models
 DOCS_IMG = ARTIFACTS.parent / "docs" / "img"
 
 

@@ -41,7 +41,7 @@ def test_chat_panel_in_notebook7(page: Any, lab: dict[str, Any], model: Scripted
     # The panel's parts work here too: the picker lists the offered models, code is rendered.
     options = panel.locator(".jp-aici-picker option")
     assert [options.nth(i).get_attribute("value") for i in range(options.count())] == [
-        "scripted-model", "scripted-large"]
+        "scripted-model", "scripted-large", "scripted-vision"]
     assert panel.locator(".jp-aici-model .jp-aici-codewrap .jp-aici-copy").count() == 1
     assert "```" not in panel.evaluate("el => el.textContent")
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()

@@ -153,6 +153,11 @@ def test_a_chart_that_contradicts_the_request_is_a_failed_attempt_fixed_with_tha
     assert f"The code ran, but the chart it drew does not match the request: {MISMATCH}." in fix
     assert "The figures it drew show:" in fix and "mar=2, jan=4, feb=9; ascending" in fix
     assert "✓" in run.shown and "2 attempts" in run.shown
+    # The unfolded attempt says what the model was told of its figure: the line, then its words.
+    assert "What the model was told about the figure: Matplotlib figure: 1 axes …" in run.shown
+    assert "picture" not in run.shown  # a text model: words only
+    told = run.html.split("What the model was told about the figure:", 1)[1]
+    assert "mar=2, jan=4, feb=9; ascending" in told.split("</details>", 1)[0]
     # The attempt that drew the wrong chart was undone as any failed one is.
     assert run_cell(kernel, "print('first_try' in dir())").stdout.strip() == "False"
 
@@ -176,6 +181,7 @@ def test_a_vision_model_sees_the_failed_attempts_picture_in_the_fix_request(
     assert run.status == "ok", run.reply
     first, fix = model_server.requests
     assert pictures_sent(first) == [] and len(pictures_sent(fix)) == 1
+    assert "(the model was sent the figure's picture)" in run.shown
 
 
 PHOTO = ("import io\nfrom PIL import Image as Picture\nfrom IPython.display import Image, display\n"

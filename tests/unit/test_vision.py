@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import replace
 
 import pytest
 
 from jupyter_ai_ci.context.privacy import mask_messages
-from jupyter_ai_ci.core.pictures import MAX_SIDE, fitted
-from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.core.chartcheck import CHART_ENAME
+from jupyter_ai_ci.core.fixes import fix_request
+from jupyter_ai_ci.core.pictures import MAX_PICTURES, MAX_SIDE, ShownFigure, fitted, pictures, shown_figures
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, Message
+from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
 from jupyter_ai_ci.model.vision import family_takes_images, own_endpoint, takes_images
 from jupyter_ai_ci.notebook.reader import png_size
 
@@ -47,16 +52,54 @@ def test_a_message_with_pictures_is_sent_as_parts_and_masking_keeps_them() -> No
     assert Message("user", "plain").as_dict() == {"role": "user", "content": "plain"}
 
 
-def test_a_large_picture_is_scaled_to_1024_px_and_a_small_one_kept() -> None:
+def png(width: int, height: int, color: str = "white") -> str:
     from PIL import Image
 
-    def png(width: int, height: int) -> str:
-        out = io.BytesIO()
-        Image.new("RGB", (width, height), "white").save(out, format="PNG")
-        return base64.b64encode(out.getvalue()).decode()
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), color).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
 
+
+def test_a_large_picture_is_scaled_to_1024_px_and_a_small_one_kept() -> None:
     small = png(640, 480)
     assert fitted(small) == small
     big = fitted(png(3000, 1500))
     assert big is not None and png_size(big) == (MAX_SIDE, 512)
     assert fitted("bm90IGEgcG5n") is None  # not a PNG
+
+
+BARS = "Matplotlib figure: 1 axes\naxes 1: bars\n3 bars left to right: a=1, b=2, c=3; ascending"
+
+
+def drawn(*pngs: str, text: str = BARS) -> ExecutionResult:
+    """A block that printed a line, then showed each picture as a described figure."""
+    outputs = [{"output_type": "stream", "name": "stdout", "text": "ok\n"}]
+    outputs += [{"output_type": "display_data", "metadata": {FIGURE_KEY: f"{text}\n#{i}"},
+                 "data": {"image/png": p, "text/plain": "<Figure>"}} for i, p in enumerate(pngs)]
+    return ExecutionResult(outputs=tuple(outputs), figures=tuple(f"{text}\n#{i}" for i in range(len(pngs))))
+
+
+def chart_fix(results: list[ExecutionResult], vision: bool) -> Message:
+    """The fix request the loop sends after a chart that contradicts the request."""
+    failed = [*results[:-1], replace(results[-1], error=ErrorInfo(CHART_ENAME, "ascend", ""))]
+    text = fix_request(["plot()"] * len(failed), failed, LoopSettings())
+    return Message("user", text, pictures(failed) if vision else ())
+
+
+def test_shown_figures_name_what_a_request_told_the_model_and_which_pictures_went() -> None:
+    results = [drawn(png(40, 30))]
+    assert shown_figures(chart_fix(results, vision=False), results) == (ShownFigure(0, 1, f"{BARS}\n#0", False),)
+    assert shown_figures(chart_fix(results, vision=True), results) == (ShownFigure(0, 1, f"{BARS}\n#0", True),)
+    # A message that says nothing of them (a request for code again): none.
+    assert shown_figures(Message("user", "Reply with code."), results) == ()
+
+
+def test_only_the_newest_pictures_went_and_a_figure_shown_twice_is_named_once() -> None:
+    colors = ["red", "green", "blue", "black", "gray"]
+    results = [drawn(png(20, 20, colors[0]), text="another chart"), drawn(*(png(20, 20, c) for c in colors[1:]))]
+    shown = shown_figures(chart_fix(results, vision=True), results)
+    assert [f.picture for f in shown] == [False] * (len(colors) - MAX_PICTURES) + [True] * MAX_PICTURES
+    assert [(f.block, f.output) for f in shown] == [(0, 1), (1, 1), (1, 2), (1, 3), (1, 4)]
+    # The inline backend shows a figure that is a cell's last value twice: one line.
+    twice = ExecutionResult(outputs=drawn(png(20, 20)).outputs * 2, figures=(f"{BARS}\n#0",))
+    assert len(shown_figures(chart_fix([twice], vision=True), [twice])) == 1

@@ -26,7 +26,8 @@ MAX_MESSAGES = 400  # per run
 MAX_TEXT = 40_000  # characters of a message's text or code
 # What a panel displays; ``execute`` and ``provenance`` act on the notebook and are never replayed.
 # ``undone``: a panel Undo's line, kept after the run it ends the chat with (drivers/server/undo.py).
-SHOWN = frozenset({"model", "text", "notice", "running", "ran", "approve", "decided", "done", "undone"})
+# ``figures``: what the model was told of an attempt's figures, shown with that attempt.
+SHOWN = frozenset({"model", "text", "notice", "running", "ran", "figures", "approve", "decided", "done", "undone"})
 
 
 def _cut(value: Any) -> Any:

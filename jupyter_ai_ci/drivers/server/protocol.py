@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ai_ci.core.consensus import sureness
+from jupyter_ai_ci.core.pictures import shown_figures
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
@@ -96,9 +97,26 @@ class PanelReporter:
     def __init__(self, send: Send, executor: FrontendExecutor) -> None:
         self.send = send
         self.executor = executor
+        # The blocks the last attempt ran, with their cells: what a fix, next step or answer
+        # request tells the model about is theirs.
+        self._ran: list[tuple[str | None, ExecutionResult]] = []
+        self._attempt = 0
 
     def model_started(self, call: CallModel) -> None:
+        self._figures(call)
         self.send({"type": "model", "purpose": call.purpose})
+
+    def _figures(self, call: CallModel) -> None:
+        """The figures of the last attempt this request includes, with the attempt: their words,
+        and for the picture a reference (its cell and output), never the PNG again -- the panel
+        ran the cell, the picture is in the notebook (read there before a fix replaces the cell)."""
+        if call.purpose not in ("fix", "next-step", "answer") or not self._ran or not call.messages:
+            return
+        figures = shown_figures(call.messages[-1], [result for _, result in self._ran])
+        if figures:
+            self.send({"type": "figures", "attempt": self._attempt, "purpose": call.purpose, "figures": [
+                {"cell_id": self._ran[f.block][0], "output": f.output, "text": f.text, "picture": f.picture}
+                for f in figures]})
 
     def model_text(self, text: str) -> None:
         self.send({"type": "text", "text": text})
@@ -120,6 +138,10 @@ class PanelReporter:
         # The cell it ran in, and whether it drew a figure: the panel shows a thumbnail of the
         # cell's own image and a link to the cell (the figure itself stays in the notebook).
         cells = self.executor.cells
+        if action.block == 0:  # an attempt starts (or runs again after an install) at its first block
+            self._ran = []
+        self._attempt = action.attempt
+        self._ran.append((cells[-1] if cells else None, result))
         figure = any(isinstance(o.get("data"), dict) and "image/png" in o["data"] for o in result.outputs)
         self.send({"type": "ran", "attempt": action.attempt, "block": action.block, "ok": result.ok,
                    "error": result.error.one_line() if result.error else None,
