@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model import local, runtime, turns
+from jupyter_ai_ci.model import llama_server, local, runtime, turns
 from jupyter_ai_ci.model.client import Endpoint
 from jupyter_ai_ci.model.local_auth import new_secrets
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
@@ -47,6 +47,10 @@ print("reply:", client.complete([Message("user", sys.argv[2])]).text, flush=True
 def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, ScriptedOpenAIServer]]:
     """A model whose runtime file names the scripted server (its listener is this process's)."""
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    # This process's view of the servers is the test's own: the stand-in's pid is this process, so
+    # it must never reach a later stop_all().
+    monkeypatch.setattr(llama_server, "_servers", {})
+    monkeypatch.setattr(local, "_servers", llama_server._servers)
     path = tmp_path / "m.gguf"
     found = new_secrets()
     server = ScriptedOpenAIServer(api_key=found.key).start()
@@ -166,3 +170,37 @@ def test_stop_in_the_panel_cancels_a_queued_request_before_anything_is_sent(
     finally:
         held.set()
         a.end()
+
+
+def test_stop_while_the_server_is_being_found_lets_it_go_for_the_next_request(
+        model: tuple[Path, ScriptedOpenAIServer]) -> None:
+    """Stop while the first in line finds (or starts) the server, which blocks in a thread: the
+    start goes on for the next request, and its lease on the server ends with it -- a lease left
+    held would keep the server from ever stopping for idleness."""
+    path, server = model
+    client = local.LocalClient(Endpoint(model="local:" + str(path)), path, lambda text: None)
+
+    busy = os.open(runtime.folder() / f"{runtime.stem(path)}.busy.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    starting = runtime.try_start_lock(path, wait=0)  # another process is starting the server
+    assert starting is not None
+
+    async def panel() -> None:
+        task = asyncio.create_task(client.acomplete([Message("user", "request from the panel")]))
+        try:
+            await asyncio.sleep(0.5)  # its thread holds a lease and waits for the start lock
+            task.cancel()  # Stop
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert os.listdir(turns.line_folder(path)) == []  # out of the line at once
+            assert not runtime.exclusive_now(busy)  # the lease of the start still going on
+        finally:
+            os.close(starting)  # the other process's start is done (the loop's end waits for the thread)
+        while path not in local._servers:  # found in the thread: kept for the next request
+            await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(panel())
+        until_true(lambda: runtime.exclusive_now(busy), timeout=10)  # and the lease ended
+    finally:
+        os.close(busy)
+    assert server.requests == []
