@@ -145,7 +145,7 @@ class LocalClient:
                  temperature: float | None = None, n: int = 1) -> ModelReply:
         try:
             with turns.Ticket(self.path) as ticket:  # one request at a time, in arrival order (turns.py)
-                ticket.wait(self.say)
+                ticket.wait(self.say, patience=self.endpoint.timeout)
                 server, lease = self._server()
                 with lease:
                     return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
@@ -158,7 +158,7 @@ class LocalClient:
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                         temperature: float | None = None, n: int = 1) -> ModelReply:
         with turns.Ticket(self.path) as ticket:
-            await ticket.await_turn(self.say)
+            await ticket.await_turn(self.say, patience=self.endpoint.timeout)
             # Starting the server (or waiting for its lock) blocks for seconds: off the event loop.
             starting = asyncio.get_running_loop().run_in_executor(None, self._server)
             try:

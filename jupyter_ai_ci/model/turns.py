@@ -21,12 +21,16 @@ takes twice as long.  So requests queue, and the queue is ours:
 
 A ticket's owner holds a ``flock`` on it for as long as it lives.  The operating system releases
 it when the process dies, even by SIGKILL, so a ticket whose lock can be taken is a dead one's:
-whoever sees it removes it.  No pid is trusted (a reused pid would stall the line).
+whoever sees it removes it.  No pid is trusted (a reused pid would stall the line).  A live
+process can still stall it (stopped in a debugger, SIGSTOP): a request that has waited longer than
+a request may take (the client's timeout, 600 s) behind the same first one is sent anyway, and
+the server's lock keeps the two apart.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import time
@@ -74,7 +78,9 @@ class Ticket:
 
     def __init__(self, model: Path) -> None:
         self.folder = line_folder(model)
-        self.said = 0
+        self.said = 0  # how many were ahead when it last looked
+        self.head: list[str] = []  # the first of them, and since when
+        self.since = time.monotonic()
         guard = runtime._open_lock(model, "line")
         try:
             if fcntl is not None:
@@ -91,29 +97,39 @@ class Ticket:
         finally:
             os.close(guard)
 
+    def before(self) -> list[str]:
+        """The live requests that came before this one, oldest first (the one being answered too)."""
+        return [p.name for p in sorted(self.folder.iterdir())
+                if not p.name.startswith(".") and p.name < self.path.name and _held(p)]
+
     def ahead(self) -> int:
-        """How many live requests came before this one (the one being answered included)."""
-        return sum(1 for p in sorted(self.folder.iterdir())
-                   if not p.name.startswith(".") and p.name < self.path.name and _held(p))
+        return len(self.before())
 
-    def look(self, say: Callable[[str], None]) -> bool:
-        """Is it this request's turn?  Says where it stands whenever that changed."""
-        ahead = self.ahead()
-        if ahead and ahead != self.said:
-            say(f"· waiting for the local model: {ahead} request{'s' if ahead > 1 else ''} ahead\n")
-        self.said = ahead
-        return ahead == 0
+    def look(self, say: Callable[[str], None], patience: float = math.inf) -> bool:
+        """Is it this request's turn?  Says where it stands whenever that changed.  After
+        ``patience`` seconds behind the same first request (a process stopped or stuck while it
+        holds its ticket), it is: the server's own lock then keeps the order."""
+        before = self.before()
+        if before[:1] != self.head:
+            self.head, self.since = before[:1], time.monotonic()
+        if before and time.monotonic() - self.since > patience:
+            say(f"· the request ahead has had the local model for {patience:g} s; sending this one anyway\n")
+            return True
+        if before and len(before) != self.said:
+            say(f"· waiting for the local model: {len(before)} request{'s' if len(before) > 1 else ''} ahead\n")
+        self.said = len(before)
+        return not before
 
-    def wait(self, say: Callable[[str], None]) -> None:
+    def wait(self, say: Callable[[str], None], patience: float = math.inf) -> None:
         """Until no request is ahead; Ctrl-C (KeyboardInterrupt) leaves the line via ``with``."""
-        while not self.look(say):
+        while not self.look(say, patience):
             time.sleep(POLL)
 
-    async def await_turn(self, say: Callable[[str], None]) -> None:
+    async def await_turn(self, say: Callable[[str], None], patience: float = math.inf) -> None:
         """The same, without blocking the event loop; a cancelled task leaves the line via ``with``."""
         import asyncio
 
-        while not self.look(say):
+        while not self.look(say, patience):
             await asyncio.sleep(POLL)
 
     def leave(self) -> None:

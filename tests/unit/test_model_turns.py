@@ -131,3 +131,19 @@ def test_a_cancelled_task_leaves_the_line_and_the_next_one_moves_up(model: Path)
 
     assert asyncio.run(scenario()) == ["· waiting for the local model: 1 request ahead\n"]
     assert tickets(model) == []
+
+
+def test_a_request_stuck_at_the_head_is_waited_for_only_so_long(model: Path) -> None:
+    process, name = holder(model)  # alive, its ticket held, and never done
+    try:
+        said: list[str] = []
+        with turns.Ticket(model) as mine:
+            started = time.monotonic()
+            mine.wait(said.append, patience=0.5)
+            assert 0.5 <= time.monotonic() - started < 5
+            assert tickets(model) == sorted([name, mine.path.name])  # its place is kept: it is still there
+        assert said == ["· waiting for the local model: 1 request ahead\n",
+                        "· the request ahead has had the local model for 0.5 s; sending this one anyway\n"]
+    finally:
+        process.kill()
+        process.wait()
