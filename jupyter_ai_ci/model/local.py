@@ -15,6 +15,7 @@ here is imported at ``%load_ext``.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.model import dialect, hub, runtime, weights
+from jupyter_ai_ci.model import dialect, hub, runtime, turns, weights
 from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.llama_server import LocalModelError, LocalServer, PortTaken, _servers, server_for, stop_all
 
@@ -143,9 +144,11 @@ class LocalClient:
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None, n: int = 1) -> ModelReply:
         try:
-            server, lease = self._server()
-            with lease:
-                return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
+            with turns.Ticket(self.path) as ticket:  # one request at a time, in arrival order (turns.py)
+                ticket.wait(self.say, patience=self.endpoint.timeout)
+                server, lease = self._server()
+                with lease:
+                    return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
         except ModelError:
             if self.path in _servers and not _servers[self.path].alive:  # not when it never started
                 raise LocalModelError("the local model server stopped unexpectedly; "
@@ -154,9 +157,20 @@ class LocalClient:
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                         temperature: float | None = None, n: int = 1) -> ModelReply:
-        import asyncio
+        with turns.Ticket(self.path) as ticket:
+            await ticket.await_turn(self.say, patience=self.endpoint.timeout)
+            # Starting the server (or waiting for its lock) blocks for seconds: off the event loop.
+            starting = asyncio.get_running_loop().run_in_executor(None, self._server)
+            try:
+                server, lease = await asyncio.shield(starting)
+            except asyncio.CancelledError:  # Stop while it starts: the start goes on, its lease must end
+                starting.add_done_callback(_end_lease)
+                raise
+            with lease:
+                return await server.client(self.endpoint).acomplete(messages, on_text, temperature, n=n)
 
-        # Starting the server (or waiting for its lock) blocks for seconds: keep it off the event loop.
-        server, lease = await asyncio.get_running_loop().run_in_executor(None, self._server)
-        with lease:
-            return await server.client(self.endpoint).acomplete(messages, on_text, temperature, n=n)
+
+def _end_lease(started: asyncio.Future[tuple[LocalServer, runtime.Lease]]) -> None:
+    """A start nobody waits for any more: the server stays for the next request, the lease goes."""
+    if not started.cancelled() and started.exception() is None:
+        started.result()[1].end()

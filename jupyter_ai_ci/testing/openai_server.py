@@ -35,6 +35,8 @@ class Reply:
     require: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
+    # Answer only once this is set: a request held in flight for as long as a test needs.
+    until: threading.Event | None = None
     cut_after: int | None = None  # streamed: drop the connection after this many characters
     raw: str | None = None  # send this body as is (malformed replies)
     usage: bool = True
@@ -77,6 +79,9 @@ class ScriptedOpenAIServer:
         self.models: dict[str, Any] | None = None  # None: one model, ``model``
         self.models_headers: dict[str, str] = {}
         self.models_status = 200
+        # Ask the key for /models too, as llama.cpp's server does: it then passes the managed local
+        # model's proof (model/local_auth.py) and can stand in for it.
+        self.models_need_key = False
         self.max_n: int | None = None  # a request asking for more choices gets a 400, as some servers answer
         # A request with pictures gets a 400 that names them, as a server whose model takes no images.
         self.refuse_images = False
@@ -169,6 +174,9 @@ class ScriptedOpenAIServer:
                 with server._lock:
                     server.gets.append(self.path)
                 if self.path.rstrip("/").endswith("/models"):
+                    if server.models_need_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                        self._error(401, "Incorrect API key provided.")
+                        return
                     models = server.models or {"object": "list", "data": [{"id": server.model, "object": "model"}]}
                     headers = {k: v for k, v in server.models_headers.items() if k != "Server"}
                     if server.models_status != 200:
@@ -209,6 +217,8 @@ class ScriptedOpenAIServer:
                     return
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.until is not None:
+                    reply.until.wait(60)
                 text = "\n".join(content_text(m.get("content")) for m in body.get("messages", []))
                 if reply.require is not None and reply.require not in text:
                     server.misses.append(reply.require)

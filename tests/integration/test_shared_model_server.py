@@ -36,7 +36,8 @@ from pathlib import Path
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import local
 from jupyter_ai_ci.model.client import Endpoint
-client = local.LocalClient(Endpoint(model="m", max_tokens={tokens}), Path({model!r}), lambda text: None, 600)
+client = local.LocalClient(Endpoint(model="m", max_tokens={tokens}), Path({model!r}),
+                          lambda text: print(text, end="", flush=True), 600)
 reply = client.complete([Message("user", {prompt!r})], lambda text: print("·", end="", flush=True))
 server = local._servers[Path({model!r})]
 print()
@@ -119,7 +120,8 @@ def test_a_killed_kernel_stops_neither_another_kernels_request_nor_the_server(mo
         streamed = False
         while not streamed and time.monotonic() < deadline:  # A's reply is being generated
             msg = kc_a.get_iopub_msg(timeout=120)
-            streamed = msg["parent_header"].get("msg_id") == long and msg["msg_type"] == "stream"
+            streamed = msg["parent_header"].get("msg_id") == long and msg["msg_type"] == "stream" \
+                and not msg["content"]["text"].strip("·")  # the reply's dots, not a line it was told
         assert streamed, "kernel A's request never started streaming"
         waiting = ask(kc_b, "Say hi.", tokens=8)  # B asks while A's reply is in flight
         time.sleep(0.5)
@@ -128,6 +130,7 @@ def test_a_killed_kernel_stops_neither_another_kernels_request_nor_the_server(mo
         killed = time.monotonic()
         printed = reply_of(kc_b, waiting, timeout=300)
         assert server_line(printed) == server  # B's request answered, by the same server
+        assert "· waiting for the local model: 1 request ahead\n" in printed  # A's, until it was killed
         assert runtime.running(server[1]) and llama_servers(model_runtime) == [server[1]]
         # A's generation was dropped with its connection (llama-cpp-python says so in its log), not
         # finished for nobody while B waited.
