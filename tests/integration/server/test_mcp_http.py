@@ -24,6 +24,8 @@ from jupyter_ai_ci.drivers.mcp.extension import ENDPOINT_KEY  # noqa: E402
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY  # noqa: E402
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer  # noqa: E402
 
+from ..mcp.test_mcp_stdio import notebook  # noqa: E402 - one way to write a notebook for both transports
+
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "test", "version": "0"}}}
@@ -42,13 +44,6 @@ def token(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[str]:
     if served.endpoint is not None:  # the MCP sessions end, their kernels' clients are let go
         jp_asyncio_loop.run_until_complete(asyncio.wait_for(served.endpoint.stop(), 30))
         assert served.endpoint.notebooks._kept == {}
-
-
-def notebook(path: Path, *sources: str) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nbformat.write(nb, path)
-    return path
 
 
 @asynccontextmanager
