@@ -27,16 +27,14 @@ from jupyter_ai_ci.executors.local_kernel import LocalKernel
 from jupyter_ai_ci.executors.transact import WHY_NOT
 from jupyter_ai_ci.notebook.document import (
     Node,
-    NotebookSink,
     cell_records,
-    drop_generated,
     generated_for,
     Opened,
     load_or_create,
-    save_onto,
     set_outputs,
     stamp,
 )
+from jupyter_ai_ci.notebook.placing import Live, place_cells
 from jupyter_ai_ci.notebook.reader import SESSION_ENV
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
@@ -83,6 +81,7 @@ class RunResult:
     executions: int = 0
     result: Result | None = None  # the run's own result (provenance, usage), when it ran
     cells: tuple[str, ...] = ()  # ids of the cells appended to the notebook
+    live: bool = False  # the cells went to the notebook open in a frontend, not to its file
 
 
 def stop_on_sigterm() -> None:
@@ -182,9 +181,11 @@ def held_result(path: Path, run: Run) -> RunResult:
 
 
 async def run_in(opened: Opened, run: Run, executor: KernelExecutor, reporter: Reporter | None,
-                 approver: Approver | AsyncApprover | None, hint_unrun: bool = True) -> RunResult:
+                 approver: Approver | AsyncApprover | None, hint_unrun: bool = True,
+                 live: Live | None = None) -> RunResult:
     """The run in a kernel the caller keeps, then the cells into the notebook file: appended to
-    the notebook as it is on disk then (a save made meanwhile is kept, never written over)."""
+    the notebook as it is on disk then (a save made meanwhile is kept, never written over) --
+    or, with ``live``, into the page where the notebook is open, when it takes them."""
     path, timings = opened.path, Timings()
     result = await run_async(run, RemoteKernel(executor.evaluate), executor, reporter, approver, timings,
                              notebook=cell_records(opened.nb))
@@ -201,22 +202,17 @@ async def run_in(opened: Opened, run: Run, executor: KernelExecutor, reporter: R
         advice = "" if hint else f". {facts.advice('--retries')}"  # the hint says what to do instead
         return replace(done, exit_code=EXIT_GAVE_UP,
                        message=f"{facts.what()}; the notebook was not changed{hint}{advice}")
-    sink = NotebookSink(None, executor.execution_count)
-
-    def append(nb: Node) -> str:
-        if run.options.regenerate:
-            drop_generated(nb, run.request)  # the new cells replace the old ones, never both
-        sink.nb = nb
-        return sink.insert(outcome.cells, result.provenance, outcome.answer)
-
-    where = save_onto(opened, append)
+    placed = await place_cells(opened, outcome.cells, result.provenance, executor.execution_count, live,
+                               outcome.answer, replacing=run.request if run.options.regenerate else "")
+    where = placed.where
     n = len(outcome.attempts)
     # Replayed or not, the figures say it ("replayed, no model call").
     what = facts.what() if outcome.status == "answered" else \
         f"{where} after {n} attempt{'' if n == 1 else 's'}{facts.missing()}" + (
             f"; {facts.sureness}" if facts.sureness else "")  # how sure, as every driver says it
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
-    return replace(done, message=f"{what} ({facts.figures()[0]}; {spent})", cells=tuple(sink.ids))
+    return replace(done, message=f"{what} ({facts.figures()[0]}; {spent})", cells=placed.ids,
+                   live=placed.live)
 
 
 def _unrun_name(nb: Node, outcome: Outcome) -> str:

@@ -19,9 +19,11 @@ the marker and the magic uses ``NextInputSink``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import json
 import uuid
 from typing import Any
 
+from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.events import Cell
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 
@@ -95,3 +97,31 @@ def delete_cells(shell: Any, ids: Sequence[str], create: CommFactory = create_co
     delete a person's own cells."""
     comm = create(target_name=TARGET, data={"type": "delete", "protocol": PROTOCOL, "ids": list(ids)})
     comm.close()
+
+
+def expression(op: str, **args: Any) -> str:
+    """The user expression that sends, from inside the kernel, ``insert`` (nbformat code cells
+    ``cells``, appended at the notebook's end: an MCP tool's, with no ``%%ask`` cell to go under)
+    or ``delete`` (``ids``) to the labextension.  Its answer (``remote.parse_json``) says
+    ``{"sent": false}`` when the labextension never announced itself on this kernel: then
+    nobody would take the cells, and the caller writes the file instead."""
+    return inkernel.call("jupyter_ai_ci.notebook.comm", json.dumps({"op": op, **args}))
+
+
+def kernel_side(argument: str) -> str:
+    """Runs inside the kernel (``expression``)."""
+    from IPython.core.getipython import get_ipython
+
+    shell: Any = get_ipython()  # type: ignore[no-untyped-call]
+    args = json.loads(argument)
+    if frontend_info(shell) is None:
+        return json.dumps({"sent": False})
+    if args.get("op") == "delete":
+        delete_cells(shell, [str(i) for i in args.get("ids", [])])
+    else:
+        cells = [{k: c.get(k) for k in ("id", "source", "outputs", "metadata", "execution_count")}
+                 for c in args.get("cells", [])]
+        comm = create_comm(target_name=TARGET, data={
+            "type": "insert", "protocol": PROTOCOL, "ask_cell_id": None, "at": "end", "cells": cells})
+        comm.close()
+    return json.dumps({"sent": True})

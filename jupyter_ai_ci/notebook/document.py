@@ -28,11 +28,15 @@ def _nbformat() -> Any:
     return nbformat
 
 
+def new_notebook() -> Node:
+    return _nbformat().v4.new_notebook()
+
+
 def load_or_create(path: Path, kernel_name: str) -> Node:
     nbformat = _nbformat()
     if path.exists():
         return nbformat.read(path, as_version=4)
-    nb = nbformat.v4.new_notebook()
+    nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": kernel_name, "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb

@@ -35,7 +35,8 @@ function onCommOpen(panel: NotebookPanel, msg: KernelMessage.ICommOpenMsg): void
   const data = msg.content.data as JSONObject;
   if (isPlainObject(data) && data.type === 'insert' && data.protocol === PROTOCOL) {
     const ask = typeof data.ask_cell_id === 'string' && CELL_ID.test(data.ask_cell_id) ? data.ask_cell_id : null;
-    insertAskResults(panel, ask, parseCommCells(data.cells));
+    // An MCP tool's cells (no %%ask cell to go under) go at the end; any other value is ignored.
+    insertAskResults(panel, ask, parseCommCells(data.cells), data.at === 'end');
   } else if (isPlainObject(data) && data.type === 'delete' && data.protocol === PROTOCOL && Array.isArray(data.ids)) {
     // %ask undo: the undone request's cells (only generated ones: deleteGeneratedCells checks).
     const ids = data.ids.filter((id): id is string => typeof id === 'string' && CELL_ID.test(id)).slice(0, 200);

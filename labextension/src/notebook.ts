@@ -79,12 +79,14 @@ export function insertCodeCells(
 }
 
 /** ``%%ask`` results: replace earlier results of the same ask cell (wherever they
- * were moved), insert below it.  ``cells`` come from the kernel's comm, checked by
- * ``parseCommCells``; they are inserted untrusted, whatever the kernel says. */
+ * were moved), insert below it -- or, ``atEnd`` (an MCP tool's cells), after the last cell.
+ * ``cells`` come from the kernel's comm, checked by ``parseCommCells``; they are inserted
+ * untrusted, whatever the kernel says. */
 export function insertAskResults(
   panel: NotebookPanel,
   askCellId: string | null,
-  cells: ICommCell[]
+  cells: ICommCell[],
+  atEnd = false
 ): boolean {
   const model = panel.content.model;
   if (!model) {
@@ -100,8 +102,12 @@ export function insertAskResults(
       }
     }
   }
-  const at = askCellId ? cellIds(panel).indexOf(askCellId) : panel.content.activeCellIndex;
-  if (at < 0) {
+  const at = atEnd
+    ? shared.cells.length - 1
+    : askCellId
+      ? cellIds(panel).indexOf(askCellId)
+      : panel.content.activeCellIndex;
+  if (at < 0 && !atEnd) {
     return false;
   }
   insertCodeCells(panel, at + 1, cells);

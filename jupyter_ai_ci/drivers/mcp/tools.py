@@ -27,7 +27,9 @@ from jupyter_ai_ci.drivers.mcp.notebooks import Kept, Notebooks
 from jupyter_ai_ci.drivers.mcp.progress import HOW_TO_ALLOW, ClientApprover, Progress
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import Outcome
-from jupyter_ai_ci.notebook.document import Node, NotebookSink, cell_records, save_onto
+from jupyter_ai_ci.notebook import comm
+from jupyter_ai_ci.notebook.document import Node, cell_records, save_onto
+from jupyter_ai_ci.notebook.placing import Live, Placed, place_cells
 from jupyter_ai_ci.notebook.replay import ReplayStore
 from jupyter_ai_ci.notebook.sinks import METADATA_KEY
 from jupyter_ai_ci.run import undo as undoing
@@ -100,7 +102,8 @@ class Tools:
                 return r.tool_result(r.AskResult(status="done", line=f"✓ {held_result(path, run).message}"))
             run.check()
             request_id = kept.next_request()
-            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx, self.how_to_allow))
+            done = await run_in(opened, run, kept.executor, progress, ClientApprover(ctx, self.how_to_allow),
+                                live=self._live(path, kept))
             outcome = done.outcome or Outcome("failed")
             seconds = time.perf_counter() - started
             facts = summarize(outcome, seconds, done.result.replayed if done.result else False)
@@ -109,7 +112,7 @@ class Tools:
             if outcome.status == "success" and done.result is not None:
                 line += await self._keep_undo(kept, request_id, undoing.request_meta(
                     run, outcome, done.cells, "mcp"))
-            if done.cells:
+            if done.cells and not done.live:
                 line += await self._open_note(path)
             applied = outcome.cells
             others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
@@ -144,28 +147,37 @@ class Tools:
                                          outputs="\n".join(r.text_of(x) for x in ran[:-1]),
                                          error=error.traceback if error else "", undone=undone)
             else:
-                cells = self._append(path, code, outcome, kept)
-                line = "✓ committed" + await self._keep_undo(kept, request_id, {
-                    "request": f"run: {code.strip().splitlines()[0][:60]}", "thread": str(path), "key": "",
-                    "cells": cells, "codes": [code], "source": "mcp"}) + await self._open_note(path)
+                placed = await self._append(path, outcome, kept)
+                cells = list(placed.ids)
+                line = "✓ committed" + (f" · {placed.where}" if placed.live else "") + await self._keep_undo(
+                    kept, request_id, {"request": f"run: {code.strip().splitlines()[0][:60]}", "thread": str(path),
+                                       "key": "", "cells": cells, "codes": [code], "source": "mcp"}) + (
+                    "" if placed.live else await self._open_note(path))
                 result = r.RunCodeResult(status="committed", line=line, outputs="\n".join(r.text_of(x) for x in ran),
                                          cells=cells)
             masked = r.masked(result, given.masked)
             return r.tool_result(masked, r.images(ran), error=outcome.status != "success")
         return await self._turn(notebook, ctx, work)
 
-    def _append(self, path: Path, code: str, outcome: Outcome, kept: Kept) -> list[str]:
+    async def _append(self, path: Path, outcome: Outcome, kept: Kept) -> Placed:
         """The committed code as a cell of the notebook, marked as the agent's (not a model's)."""
-        sink = NotebookSink(None, kept.executor.execution_count)
         meta: dict[str, Any] = {"request": "(code run by an agent through MCP)", "source": "mcp", "model": "",
                                 "agent_code": True}
+        return await place_cells(open_notebook(path), outcome.cells, meta, kept.executor.execution_count,
+                                 self._live(path, kept), heading=False)
 
-        def append(nb: Node) -> None:
-            sink.nb = nb
-            sink.insert(outcome.cells, meta, heading=False)
+    def _live(self, path: Path, kept: Kept) -> Live:
+        """Cells into the page where the notebook is open, through its kernel's comm, when a browser
+        is connected and our labextension announced itself on that kernel; else False (the file)."""
+        async def send(cells: list[Node]) -> bool:
+            return await self._to_page(path, kept, comm.expression("insert", cells=cells))
+        return send
 
-        save_onto(open_notebook(path), append)
-        return list(sink.ids)
+    async def _to_page(self, path: Path, kept: Kept, expression: str) -> bool:
+        if not await self._open_elsewhere(path):
+            return False
+        answer = remote.parse_json(await kept.executor.evaluate(expression))
+        return bool(answer and answer.get("sent") is True)
 
     async def context(self, notebook: str, ctx: Any, request: str = "") -> CallToolResult:
         async def work(path: Path, kept: Kept, progress: Progress) -> CallToolResult:
@@ -186,14 +198,16 @@ class Tools:
                                                                    limits=kept.executor.transactions.undo))
             store = ReplayStore(path.parent / s.replay_file) if s.replay else None
             done = undoing.finish(remote.parse_json(value) or {}, self.nbs.session, store)
-            if done.ok and done.cells:
+            live = done.ok and bool(done.cells) and await self._to_page(
+                path, kept, comm.expression("delete", ids=list(done.cells)))
+            if done.ok and done.cells and not live:  # in the page, they leave it; its save writes the file
                 gone = set(done.cells)
 
                 def drop(nb: Node) -> None:
                     nb.cells = [c for c in nb.cells if not (str(c.get("id", "")) in gone
                                                             and METADATA_KEY in c.get("metadata", {}))]
                 save_onto(open_notebook(path), drop)
-            line = done.line + (await self._open_note(path) if done.ok and done.cells else "")
+            line = done.line + (await self._open_note(path) if done.ok and done.cells and not live else "")
             return r.tool_result(r.UndoResult(ok=done.ok, line=line, cells=done.cells), error=not done.ok)
         return await self._turn(notebook, ctx, work)
 
@@ -207,13 +221,16 @@ class Tools:
     async def _open_note(self, path: Path) -> str:
         """Said when the file just written is open in a browser: its copy there does not have the
         change, and saving that copy would write over it (JupyterLab asks first, but it asks)."""
-        try:
-            if not await self.nbs.kernels.open_elsewhere(path):
-                return ""
-        except Exception:  # noqa: BLE001 - not knowing is not a failed call
+        if not await self._open_elsewhere(path):
             return ""
         return (f" · {path.name} is open in a browser: its cells there are not the file's; reload it from "
                 "disk there (File > Reload Notebook from Disk) before saving it")
+
+    async def _open_elsewhere(self, path: Path) -> bool:
+        try:
+            return await self.nbs.kernels.open_elsewhere(path)
+        except Exception:  # noqa: BLE001 - not knowing is not a failed call
+            return False
 
     async def _keep_undo(self, kept: Kept, request_id: str, meta: dict[str, Any]) -> str:
         """Hand the request's way back to the kernel's undo stack; "" or why none was kept."""

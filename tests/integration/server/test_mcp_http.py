@@ -47,8 +47,11 @@ def token(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[str]:
 
 
 @asynccontextmanager
-async def connected(endpoint: str, token: str, **client: Any) -> AsyncIterator[ClientSession]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"token {token}"}, timeout=120) as http, \
+async def connected(endpoint: str, token: str, headers: dict[str, str] | None = None,
+                    **client: Any) -> AsyncIterator[ClientSession]:
+    """``headers``: a browser's instead of a token (its cookie and XSRF token), with ``token`` ""."""
+    auth = {"Authorization": f"token {token}"} if token else {}
+    async with httpx2.AsyncClient(headers={**auth, **(headers or {})}, timeout=120) as http, \
             streamable_http_client(endpoint, http_client=http) as (read, write), \
             ClientSession(read, write, **client) as session:
         await session.initialize()
