@@ -81,7 +81,7 @@ class RunResult:
     executions: int = 0
     result: Result | None = None  # the run's own result (provenance, usage), when it ran
     cells: tuple[str, ...] = ()  # ids of the cells appended to the notebook
-    live: bool = False  # the cells went to the notebook open in a frontend, not to its file
+    live: str = ""  # the cells went to the notebook open in a frontend, not its file: what it says
 
 
 def stop_on_sigterm() -> None:
@@ -212,7 +212,7 @@ async def run_in(opened: Opened, run: Run, executor: KernelExecutor, reporter: R
             f"; {facts.sureness}" if facts.sureness else "")  # how sure, as every driver says it
     spent = f"model {timings.model:.1f} s, kernel {timings.execute:.1f} s"
     return replace(done, message=f"{what} ({facts.figures()[0]}; {spent})", cells=placed.ids,
-                   live=placed.live)
+                   live=placed.where if placed.live else "")
 
 
 def _unrun_name(nb: Node, outcome: Outcome) -> str:

@@ -17,6 +17,8 @@ import nbformat
 import pytest
 from labutil import make_notebook, open_notebook, wait_idle
 
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
 pytest.importorskip("mcp")
 
 from tests.integration.server.test_mcp_http import connected  # noqa: E402 - the SDK's HTTP client, as there
@@ -40,7 +42,8 @@ def call(page: Any, lab: dict[str, Any], tool: str, arguments: dict[str, Any]) -
 
 
 @pytest.mark.parametrize("frontend", ["lab", "notebook7"])
-def test_run_through_mcp_shows_its_cell_in_the_open_notebook(page: Any, lab: dict[str, Any], frontend: str) -> None:
+def test_run_through_mcp_shows_its_cell_in_the_open_notebook(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
     if frontend == "notebook7":
         pytest.importorskip("notebook", minversion="7")
     name = make_notebook(lab, f"mcp-live-{frontend}.ipynb", ["x = 1", "y = 2"])
@@ -68,3 +71,10 @@ def test_run_through_mcp_shows_its_cell_in_the_open_notebook(page: Any, lab: dic
     line = call(page, lab, "undo", {"notebook": name})
     assert line.startswith("↶ undid") and "reload" not in line, line
     page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 2", timeout=30_000)
+
+    # ask: the model's code, the same way (one place decides where cells go, for ask and run).
+    model.script(Reply("```python\nasked = 'from the model'\nprint(asked)\n```"))
+    line = call(page, lab, "ask", {"request": "say where this came from", "notebook": name})
+    assert "1 cell added to the open notebook" in line and "reload" not in line, line
+    page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-Cell').length === 3", timeout=30_000)
+    assert "from the model" in cells.nth(2).locator(".jp-OutputArea").inner_text()

@@ -112,7 +112,9 @@ class Tools:
             if outcome.status == "success" and done.result is not None:
                 line += await self._keep_undo(kept, request_id, undoing.request_meta(
                     run, outcome, done.cells, "mcp"))
-            if done.cells and not done.live:
+            if done.live:
+                line += f" · {done.live}"
+            elif done.cells:
                 line += await self._open_note(path)
             applied = outcome.cells
             others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
