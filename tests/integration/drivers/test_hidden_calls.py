@@ -1,7 +1,8 @@
 """Issue #38, items 3 and 4, in every driver: code that hides a process (handed on as a value,
 run from a string, started by a call the scan did not know) or writes through a link that leads
 out of the notebook's folder is asked about by ``%%ask`` (no stdin in the kernel: refused), the
-panel (the user rejects it) and ``jupyter ai-ci run`` (no terminal: refused) alike, and never runs.
+panel (the user rejects it), ``jupyter ai-ci run`` (no terminal: refused) and the MCP server (a
+client that cannot be asked: refused) alike, and never runs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ async def every_driver_refuses(server: ScriptedOpenAIServer, tmp_path: Path, jp:
     seen.append(await three.sidebar(server, jp_fetch, jp_ws_fetch, jp_serverapp, root, SETUP, "do it", [py(code)],
                                     approve=False))
     seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", SETUP, "do it", [py(code)]))
+    # The MCP server's ask: its client here cannot be asked (no elicitation), so it is refused.
+    seen.append(await three.mcp(server, tmp_path / "mcp", SETUP, "do it", [py(code)]))
     for s in seen:
         assert s.status != "success" and len(s.requests) == 1, (s.driver, s.message)
     return seen
@@ -57,7 +60,7 @@ async def test_a_write_through_a_link_out_of_the_notebooks_folder_happens_in_no_
         jp_root_dir: Path) -> None:
     home = tmp_path / "users-home"  # (tmp_path / "home" is the Jupyter server's)
     home.mkdir()
-    for folder in (tmp_path / "magic", jp_root_dir, tmp_path / "cli"):
+    for folder in (tmp_path / "magic", jp_root_dir, tmp_path / "cli", tmp_path / "mcp"):
         folder.mkdir(exist_ok=True)
         (folder / "home").symlink_to(home)  # as ``ln -s ~ home`` in the notebook's folder
     seen = await every_driver_refuses(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
