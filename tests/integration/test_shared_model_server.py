@@ -179,12 +179,17 @@ def test_a_file_with_the_wrong_secret_is_not_used(model_runtime: Path) -> None:
     assert entry is not None
     runtime.write(runtime.Entry(**{**entry.__dict__, "key": "x" * 43}))
     llama_server._servers.clear()  # as a new kernel: it knows the file only
+    second = None
     try:
         second = llama_server.server_for(MODEL)
         assert second.pid != first.pid and runtime.names(MODEL, second.pid)
         deadline = time.monotonic() + 30  # nobody can find the first now: its keeper stops it
         while first.alive and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not first.alive and second.alive
+        # Not "second.alive": with no request made, this process is none of its users, and with
+        # local_idle_minutes = 0 its keeper may stop it too while the first goes (flaky under load).
+        assert not first.alive
     finally:
         first.stop()
+        if second is not None:
+            second.stop()
