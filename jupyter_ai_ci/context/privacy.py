@@ -161,7 +161,12 @@ def secret_values(ns: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     found.update(held_in_dicts(value for name, value in list(ns.items()) if issubclass(type(value), dict)
                                and isinstance(name, str) and name != "Out"
                                and not (name[:1] == "_" and _HISTORY_NAME.fullmatch(name))))
-    return tuple(sorted(found, key=lambda v: (-len(v), v)))
+    return longest_first(found)
+
+
+def longest_first(values: Iterable[str]) -> tuple[str, ...]:
+    """Secrets in the order they are masked: a secret holding another is masked whole."""
+    return tuple(sorted(set(values), key=lambda v: (-len(v), v)))
 
 
 # name -> whether a variable of that name may hold a secret; bounded, as history names grow.

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
+from jupyter_ai_ci.context.privacy import longest_first, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query
 from jupyter_ai_ci.core.given import given_code
 from jupyter_ai_ci.core.settings import LoopSettings
@@ -23,10 +23,9 @@ from jupyter_ai_ci.model.client import TextCallback
 from jupyter_ai_ci.executors import AsyncExecutor
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings, adrive
 from jupyter_ai_ci.run.flow import RemoteKernel
-from jupyter_ai_ci.run.request import check_size
+from jupyter_ai_ci.run.request import check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety.approval import GrantAll
-from jupyter_ai_ci.safety.policy import PolicySettings
 
 
 class _NoModel:
@@ -56,10 +55,8 @@ async def run_given(session: Session, code: str, executor: AsyncExecutor, kernel
         raise UsageProblem("the code is empty: send the code to run")
     check_size(code, s.max_request_kb)
     found = await kernel.asnapshot(Query(code, (), s.max_context_tokens, tuple(s.context_exclude)))
-    policy = PolicySettings(s.policy, tuple(s.allow), tuple(s.deny))  # type: ignore[arg-type]
     settings = LoopSettings(retries=0, max_output_chars=s.max_output_chars, max_traceback_chars=s.max_output_chars * 2,
-                            policy=replace(policy, moved=found.moved, bindings=found.bindings, folders=found.folders),
-                            install_missing=False, answer="never")
+                            policy=judged_in(policy_of(s), found), install_missing=False, answer="never")
     kept: set[str] = set(found.secrets)
 
     async def watch() -> None:  # before a rollback can take a secret the code made
@@ -70,4 +67,4 @@ async def run_given(session: Session, code: str, executor: AsyncExecutor, kernel
                            inspector=kernel.ainspect, watch=watch, namer=kernel.anames,
                            importer=kernel.aimport_source)
     kept.update(secret_values({}, os.environ))
-    return Given(outcome, tuple(sorted(kept, key=lambda v: (-len(v), v))))
+    return Given(outcome, longest_first(kept))

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.context.privacy import MaskingClient, mask_messages, mask_secrets, secret_values
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.context.privacy import MaskingClient, longest_first, mask_messages, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.core.datarequest import about_data
 from jupyter_ai_ci.core.loop import agent_loop
@@ -75,6 +76,18 @@ def held_in_cells(n: int, answer: str = "", unanswered: bool = False) -> LoopGen
     return Outcome("not-run", answer=answer, reason="held by its generated cells")
 
 
+def policy_of(s: AICISettings) -> PolicySettings:
+    """The person's policy, allow and deny lists, as the loop reads them."""
+    return PolicySettings(s.policy, tuple(s.allow), tuple(s.deny))  # type: ignore[arg-type]
+
+
+def judged_in(policy: PolicySettings, snapshot: Snapshot) -> PolicySettings:
+    """``policy`` as the kernel stands: relative writes judged from where the kernel is now, not
+    where its notebook is, and names from the user's own cells (``from subprocess import run``)
+    as what they are."""
+    return replace(policy, moved=snapshot.moved, bindings=snapshot.bindings, folders=snapshot.folders)
+
+
 def check_size(request: str, limit_kb: int) -> None:
     """Refuse a request over the limit before it reaches the model or the notebook's metadata
     (a 9 MB paste would be sent whole, and copied into every generated cell)."""
@@ -117,7 +130,7 @@ class Run:
             run=options.run,
             max_output_chars=s.max_output_chars,
             max_traceback_chars=s.max_output_chars * 2,
-            policy=PolicySettings(s.policy, tuple(s.allow), tuple(s.deny)),  # type: ignore[arg-type]
+            policy=policy_of(s),
             token_budget=budget,
             budget_words=budget_words,
             install_missing=s.install_missing,
@@ -180,7 +193,7 @@ class Run:
         found = {*secret_values({}, os.environ), *self._kept, *(v for values in more for v in values)}
         if self.endpoint.api_key:
             found.add(self.endpoint.api_key)
-        return tuple(sorted(found, key=lambda v: (-len(v), v)))
+        return longest_first(found)
 
     def _known(self, snapshot: Snapshot, live: Callable[[], Sequence[str]] | None) -> Callable[[], Sequence[str]]:
         # The kernel's secrets (live in the magic, as of the snapshot elsewhere, and those kept
@@ -204,12 +217,9 @@ class Run:
             self.key, record = lookup.find(self.store, self.request, options, self.endpoint.model, snapshot.named,
                                            self.session.conversation(self.thread), Path(self.thread).name)
             self.record = None if self.options.regenerate or self.choice else record
-        # Relative writes are judged from where the kernel is now, not where its notebook is, and
-        # names from the user's own cells (``from subprocess import run``) as what they are.
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
-        self.settings = replace(self.settings, policy=replace(self.settings.policy, moved=snapshot.moved,
-                                                              bindings=snapshot.bindings, folders=snapshot.folders),
+        self.settings = replace(self.settings, policy=judged_in(self.settings.policy, snapshot),
                                 needs_code=self.settings.run and about_data(self.request, snapshot.named),
                                 # The record holds the winner's code alone: a replay never votes again.
                                 candidates=1 if self.record is not None else self.settings.candidates)

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from jupyter_ai_ci.context.privacy import mask_secrets, secret_values
+from jupyter_ai_ci.context.privacy import mask_secrets
 from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.drivers.headless import held_result, make_run, open_notebook, run_in
 from jupyter_ai_ci.drivers.mcp import results as r
@@ -248,5 +248,5 @@ class Tools:
 
     @staticmethod
     def _mask(run: Run) -> Callable[[str], str]:
-        known = (*run.secrets, *secret_values({}, {}))
-        return lambda text: mask_secrets(text, known)
+        # run.secrets: every secret the run was told of, this process's environment included.
+        return lambda text: mask_secrets(text, run.secrets)
