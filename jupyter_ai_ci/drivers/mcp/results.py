@@ -104,13 +104,15 @@ def images(results: Sequence[ExecutionResult]) -> list[ContentBlock]:
     return blocks
 
 
-def attempts(outcome: Outcome, mask: Mask) -> list[AttemptInfo]:
-    return [AttemptInfo(number=a.number, step=a.step, code=mask("\n\n".join(a.code)),
-                        error=mask(a.error.one_line()) if a.error is not None else "",
-                        undone=_undone(a)) for a in outcome.attempts]
+def attempts(outcome: Outcome) -> list[AttemptInfo]:
+    """Each attempt as the agent sees it (masked with the rest of the result: ``masked``)."""
+    return [AttemptInfo(number=a.number, step=a.step, code="\n\n".join(a.code),
+                        error=a.error.one_line() if a.error is not None else "",
+                        undone=undone(a)) for a in outcome.attempts]
 
 
-def _undone(attempt: Attempt) -> str:
+def undone(attempt: Attempt) -> str:
+    """What a failed attempt's rollback put back, and what it could not."""
     u = attempt.undone
     if u is None:
         return ""

@@ -120,7 +120,7 @@ class Tools:
             others = [f"{g.shown} (candidate {', '.join(map(str, g.candidates))})"
                       for g in (outcome.consensus.groups[1:] if outcome.consensus else ())]
             result = r.AskResult(
-                status=status(outcome), line=line, attempts=r.attempts(outcome, str),
+                status=status(outcome), line=line, attempts=r.attempts(outcome),
                 code="\n\n".join(c.code for c in applied),
                 outputs="\n".join(r.text_of(c.result) for c in applied), answer=outcome.answer,
                 candidates=[sureness(outcome.consensus), *others] if outcome.consensus else [],
@@ -143,7 +143,7 @@ class Tools:
                 result = r.RunCodeResult(status="refused", line=f"✗ {outcome.reason}")
             elif outcome.status == "failed" and attempt is not None:
                 error = attempt.error
-                undone = r.attempts(outcome, str)[-1].undone
+                undone = r.undone(attempt)
                 why = error.one_line() if error else ""
                 result = r.RunCodeResult(status="rolled back", line=f"✗ rolled back: {why} ({undone})",
                                          outputs="\n".join(r.text_of(x) for x in ran[:-1]),
