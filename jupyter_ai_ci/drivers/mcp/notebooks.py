@@ -62,6 +62,22 @@ class KernelSource(Protocol):
         ...
 
 
+async def still_kept(source: KernelSource, kept: KernelConnection | None, kernel_id: str
+                     ) -> KernelConnection | None:
+    """``kept`` while it still talks to the session's ``kernel_id`` and that kernel lives; else it
+    is let go (the person restarted, changed or closed the notebook's kernel) and None."""
+    if kept is None:
+        return None
+    if getattr(kept, "kernel_id", None) == kernel_id:
+        try:
+            if await kept.is_alive():
+                return kept
+        except KernelError:
+            pass
+    await source.release(kept)
+    return None
+
+
 @dataclass
 class OwnKernels:
     """A kernel per notebook, started here in its folder and shut down with the session (stdio)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jupyter_ai_ci.errors import GatewayError, KernelError, UsageProblem
+from jupyter_ai_ci.drivers.mcp.notebooks import still_kept
+from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.gateway import GatewayKernel, Service, request
 
@@ -75,14 +76,9 @@ class RemoteSessions:
             model = await self._call("POST", "/api/sessions", {"path": self.api_path(path), "name": path.name,
                                                                "type": "notebook", "kernel": {}}, "open a session")
             kernel_id = str(model["kernel"]["id"])
-        if isinstance(kept, GatewayKernel) and kept.kernel_id == kernel_id:
-            try:
-                if await kept.is_alive():
-                    return kept
-            except (KernelError, GatewayError):
-                pass
-        if kept is not None:  # the person restarted, changed or closed the notebook's kernel
-            await self.release(kept)
+        found = await still_kept(self, kept, kernel_id)
+        if found is not None:
+            return found
         return await GatewayKernel.attach(self.url, self.token, kernel_id, JUPYTER, TIMEOUT)
 
     async def open_elsewhere(self, path: Path) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from jupyter_ai_ci.errors import KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
+from jupyter_ai_ci.drivers.mcp.notebooks import still_kept
 from jupyter_ai_ci.executors.server_kernel import ServerKernel
 from jupyter_ai_ci.notebook.document import load_or_create
 
@@ -46,14 +47,9 @@ class SessionKernels:
             model = await self.session_manager.create_session(
                 path=self.api_path(path), name=path.name, type="notebook", kernel_name=self._kernel_name(path))
             kernel_id = str(model["kernel"]["id"])
-        if isinstance(kept, ServerKernel) and kept.kernel_id == kernel_id:
-            try:
-                if await kept.is_alive():
-                    return kept
-            except KernelError:
-                pass
-        if kept is not None:  # the person restarted, changed or closed the notebook's kernel
-            await self.release(kept)
+        found = await still_kept(self, kept, kernel_id)
+        if found is not None:
+            return found
         return await ServerKernel.attach(self.kernel_manager, kernel_id)
 
     def _kernel_name(self, path: Path) -> str | None:
