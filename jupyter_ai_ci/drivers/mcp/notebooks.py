@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.drivers.headless import KernelOptions, start_kernel
@@ -60,6 +61,15 @@ class KernelSource(Protocol):
     async def release(self, connection: KernelConnection) -> None:
         """The session ended: let the connection go (and the kernel, if it was ours alone)."""
         ...
+
+
+def pick_session_kernel(sessions: Iterable[dict[str, Any]], api_path: str,
+                   known: Callable[[str], bool] = bool) -> str | None:
+    """The kernel id of the session of ``api_path`` among a Jupyter server's session models (a
+    notebook's own before a console's), or None; ``known``: a kernel id still there."""
+    found = [s for s in sessions if s.get("path") == api_path and known((s.get("kernel") or {}).get("id") or "")]
+    found.sort(key=lambda s: s.get("type") != "notebook")
+    return str(found[0]["kernel"]["id"]) if found else None
 
 
 async def still_kept(source: KernelSource, kept: KernelConnection | None, kernel_id: str

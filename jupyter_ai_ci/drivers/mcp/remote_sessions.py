@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jupyter_ai_ci.drivers.mcp.notebooks import still_kept
+from jupyter_ai_ci.drivers.mcp.notebooks import pick_session_kernel, still_kept
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.gateway import GatewayKernel, Service, request
@@ -66,9 +66,7 @@ class RemoteSessions:
     async def session_kernel(self, path: Path) -> str | None:
         api = self.api_path(path)
         sessions = await self._call("GET", "/api/sessions", None, "list its sessions") or []
-        found = [s for s in sessions if s.get("path") == api and (s.get("kernel") or {}).get("id")]
-        found.sort(key=lambda s: s.get("type") != "notebook")
-        return str(found[0]["kernel"]["id"]) if found else None
+        return pick_session_kernel(sessions, api)
 
     async def connect(self, path: Path, kept: KernelConnection | None) -> KernelConnection:
         kernel_id = await self.session_kernel(path)

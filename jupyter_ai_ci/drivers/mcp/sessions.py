@@ -17,7 +17,7 @@ from typing import Any
 
 from jupyter_ai_ci.errors import KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
-from jupyter_ai_ci.drivers.mcp.notebooks import still_kept
+from jupyter_ai_ci.drivers.mcp.notebooks import pick_session_kernel, still_kept
 from jupyter_ai_ci.executors.server_kernel import ServerKernel
 from jupyter_ai_ci.notebook.document import load_or_create
 
@@ -36,10 +36,8 @@ class SessionKernels:
     async def session_kernel(self, path: Path) -> str | None:
         """The kernel id of the notebook's session (a notebook's own before a console's), or None."""
         api = self.api_path(path)
-        found = [s for s in await self.session_manager.list_sessions()
-                 if s.get("path") == api and (s.get("kernel") or {}).get("id") in self.kernel_manager]
-        found.sort(key=lambda s: s.get("type") != "notebook")
-        return str(found[0]["kernel"]["id"]) if found else None
+        return pick_session_kernel(await self.session_manager.list_sessions(), api,
+                                   lambda kernel_id: kernel_id in self.kernel_manager)
 
     async def connect(self, path: Path, kept: KernelConnection | None) -> KernelConnection:
         kernel_id = await self.session_kernel(path)
