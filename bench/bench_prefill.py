@@ -68,7 +68,9 @@ async def measure() -> list[tuple[str, list[int], list[int]]]:
     rows = []
     try:
         await timed(kernel.client, "%load_ext jupyter_ai_ci\n%config AskMagics.replay = False")
-        offset = 0
+        # A model server another run left (it is shared, and kept until idle): its log so far is not ours.
+        before = runtime.read(model)
+        offset = Path(before.log).stat().st_size if before is not None and Path(before.log).exists() else 0
         for label, cell in REQUESTS:
             await timed(kernel.client, cell)
             entry = runtime.read(model)
@@ -83,7 +85,8 @@ async def measure() -> list[tuple[str, list[int], list[int]]]:
 
 def main() -> None:
     rows = asyncio.run(measure())
-    first = rows[0][1][0] if rows and rows[0][1] else 0
+    # The first request's whole prompt (what it read plus what a server left running already held).
+    first = rows[0][1][0] + rows[0][2][0] if rows and rows[0][1] else 0
     print("request                        model calls: tokens prefilled (kept from the call before)")
     for label, evaluated, kept in rows:
         shown = ", ".join(f"{n} (kept {k})" for n, k in zip(evaluated, kept, strict=True))
@@ -91,7 +94,7 @@ def main() -> None:
     if first:
         follow = rows[1][1][0] if rows[1][1] else 0
         second = rows[3][1][1] if len(rows[3][1]) > 1 else 0
-        print(f"follow-up prefill / first: {follow / first:.0%} (target ≤ 25 %); "
+        print(f"first prompt: {first} tokens; follow-up prefill / first: {follow / first:.0%} (target ≤ 25 %); "
               f"second candidate / first: {second / first:.0%} (target ≤ 10 %)")
 
 

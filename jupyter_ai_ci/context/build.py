@@ -72,6 +72,7 @@ NOTHING_LOADED = "### Variables\nnone: no file above is loaded yet"
 # alone).  Said last, next to the request, and only when the kernel really has no ``pd``.
 NO_PANDAS = "`pd` is not defined in the kernel: code that reads a file above starts with `import pandas as pd`"
 _HEADER = CONTEXT_HEADER
+HINT = "(hint)"  # a piece that is a hint said next to the request, not an item of a section
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ class Context:
     tokens: int  # of text and history together
     budget: int
     counter: str  # how tokens were counted
+    # Each item of ``text`` with its section's title, in the order written: what a follow-up
+    # sent after the earlier request's own conversation is told anew (``context/since.py``).
+    pieces: tuple[tuple[str, str], ...] = ()
 
 
 def user_variables(
@@ -225,6 +229,7 @@ def fit_context(
     budget.total = budget_tokens
 
     lines: list[str] = []
+    pieces: list[tuple[str, str]] = []
     by_key = {section.key: section for section in sections}
     for key in DISPLAY:
         section = by_key[key]
@@ -244,6 +249,7 @@ def fit_context(
             note = ""
         lines += [section.title] if section.title else []
         lines += ([note] if note and key == "cells" else []) + texts + ([note] if note and key != "cells" else [])
+        pieces += [(section.title, t) for t in texts]
     # Files and no variable: a small model took a file's description for a DataFrame already
     # loaded under the file's name (customers_raw.drop_duplicates() with nothing loaded).
     hints = [NOTHING_LOADED] if not variables else []
@@ -251,6 +257,7 @@ def fit_context(
     for hint in hints if by_key["files"].taken else []:
         if budget.used + count_tokens(hint) + 1 <= budget_tokens:
             lines.append(hint)
+            pieces.append((HINT, hint))
             budget.used += count_tokens(hint) + 1
     text = (_HEADER + "\n".join(lines)) if lines else ""
     turns_taken = next(section for section in sections if section.key == "conversation").taken
@@ -260,7 +267,7 @@ def fit_context(
         turn: tuple[Message, ...] = taken.item
         history += kept(("history" if limit == TURN_CHARS else "history-short", turn, secrets),
                          partial(_cut_turn, turn, limit, secrets))
-    return Context(text, tuple(history), budget.used, budget_tokens, counter_name())
+    return Context(text, tuple(history), budget.used, budget_tokens, counter_name(), tuple(pieces))
 
 
 def build_context(

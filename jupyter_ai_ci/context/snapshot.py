@@ -158,7 +158,8 @@ def kernel_side(payload: str) -> str:
     c = snapshot.context
     return json.dumps({
         "text": c.text, "history": [_message(m) for m in c.history], "tokens": c.tokens, "budget": c.budget,
-        "counter": c.counter, "named": list(snapshot.named), "secrets": list(snapshot.secrets),
+        "counter": c.counter, "pieces": [list(pair) for pair in c.pieces],
+        "named": list(snapshot.named), "secrets": list(snapshot.secrets),
         "moved": snapshot.moved, "bindings": [list(pair) for pair in snapshot.bindings],
         "folders": list(snapshot.folders) if snapshot.folders is not None else None,
     })
@@ -173,7 +174,7 @@ def from_reply(user_expression: Mapping[str, Any]) -> Snapshot:
         raise ValueError(f"the kernel answered a {type(text).__name__}, not text")
     data = json.loads(text)
     context = Context(str(data["text"]), _roles(data.get("history")), int(data["tokens"]), int(data["budget"]),
-                      str(data["counter"]))
+                      str(data["counter"]), _pairs(data.get("pieces")))
     return Snapshot(context, _strings(data.get("named")), _strings(data.get("secrets")),
                     moved=str(data.get("moved", "")), bindings=_pairs(data.get("bindings")),
                     folders=next(iter(_pairs([data.get("folders")])), None))

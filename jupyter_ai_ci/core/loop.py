@@ -87,7 +87,9 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
 
     def grounded(answer: str) -> Outcome:
         """Success, with the answer's numbers that no output showed flagged under it."""
-        shown = [request, context, *(c.result.output for c in cells), *(c.result.result or "" for c in cells)]
+        # The earlier messages too: a follow-up's context holds only what changed (context/since.py).
+        shown = [request, context, *(m.content for m in history if m.role == "user"),
+                 *(c.result.output for c in cells), *(c.result.result or "" for c in cells)]
         unchecked = unsupported_numbers(answer, shown)
         answer = flagged(answer, unchecked)
         if consensus is not None and not consensus.sure:  # the words say it as the status line does

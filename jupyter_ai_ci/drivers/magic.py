@@ -115,7 +115,7 @@ class MagicDriver:
     def _show_context(self, run: Run, fresh: bool) -> None:
         query = run.query()
         found = InProcessKernel(self.shell).snapshot(replace(query, conversation=()) if fresh else query)
-        messages, stopped = run.preview(found)
+        messages, stopped = run.preview(found, fresh)
         total = sum(count_tokens(m.content) for m in messages)
         context = found.context
         why = f"\n· {stopped}" if stopped else ""

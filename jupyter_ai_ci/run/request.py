@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.privacy import MaskingClient, longest_first, mask_messages, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.core.datarequest import about_data
@@ -164,6 +165,7 @@ class Run:
         self.interim: dict[str, Any] = {"request": self.shown, "model": self.endpoint.model,
                                         "endpoint_host": self.endpoint.host, "source": source}
         self.vouching: Vouched | None = None  # the approver of this run (``approver``)
+        self.context: Context | None = None  # the notebook context the loop was told (``start``)
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""
@@ -225,7 +227,9 @@ class Run:
                                 candidates=1 if self.record is not None else self.settings.candidates)
         if self.choice is not None:  # no retries: the person chose this code, not a fix of it
             self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
-        loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
+        self.context = snapshot.context  # kept with the conversation, for a follow-up (``finish``)
+        text, history = self.session.opening(self.thread, snapshot.context)
+        loop = agent_loop(self.request, text, self.settings, history)
         if self.choice is not None:
             loop = choose.applying(loop, *self.choice, self.options.use or 0)
         elif self.held_by:
@@ -243,9 +247,11 @@ class Run:
             return Outcome("not-run")
         return self.record.as_outcome()
 
-    def preview(self, snapshot: Snapshot) -> tuple[list[Message], str]:
-        """Exactly what the first request would send, masked, and why it would stop instead (if so)."""
-        loop = agent_loop(self.request, snapshot.context.text, self.settings, snapshot.context.history)
+    def preview(self, snapshot: Snapshot, fresh: bool = False) -> tuple[list[Message], str]:
+        """Exactly what the first request would send, masked, and why it would stop instead (if so).
+        ``fresh``: as if the conversation were new (``--new``), which the preview does not clear."""
+        text, history = (snapshot.context.text, ()) if fresh else self.session.opening(self.thread, snapshot.context)
+        loop = agent_loop(self.request, text, self.settings, history)
         try:
             action = next(loop)
             loop.close()
@@ -292,7 +298,7 @@ class Run:
             # model and date were the author's claims: signed, they would read as verified.
             self.store.put(replace(self.record, model=f"{self.record.model or '?'} (made elsewhere, approved by you)",
                                    generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
-        self.session.remember(self.thread, self.request, outcome)
+        self.session.remember(self.thread, self.request, outcome, self.context)
         meta = provenance(shown, outcome, self.endpoint.model, self.endpoint.host)
         if self.source:
             meta["source"] = self.source

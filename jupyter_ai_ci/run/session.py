@@ -9,8 +9,11 @@ so follow-ups ("now plot it") see the earlier exchange wherever they are typed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.context.build import Context
+from jupyter_ai_ci.context.since import follows
 from jupyter_ai_ci.core.usage import UsageLog
 from jupyter_ai_ci.errors import BudgetExceeded
 from jupyter_ai_ci.events import Consensus, Message, Outcome
@@ -21,6 +24,31 @@ KEEPABLE = ("success", "answered", "not-run")
 CONVERSATION_TURNS = 3  # earlier exchanges sent with a request
 
 
+@dataclass(frozen=True)
+class Followed:
+    """The last request of a thread exactly as it was sent: a follow-up goes after it
+    (``context/since.py``)."""
+
+    request: str
+    messages: tuple[Message, ...]  # the system text first, the last reply last
+    context: Context  # the notebook context it was told
+
+
+def _as_sent(outcome: Outcome) -> tuple[Message, ...]:
+    """The run's conversation, or () when it does not lead to what ran: a vote's winner other
+    than the first candidate (its reply is not in it), a run answered from a record."""
+    messages = outcome.messages
+    if outcome.requests == 0 or not messages or messages[0].role != "system":
+        return ()
+    replies = "\n".join(m.content for m in messages if m.role == "assistant")
+    # Import lines aside: the loop puts a missing conventional import on top (core/imports.py).
+    if any(line not in replies for cell in outcome.cells for line in cell.code.splitlines()
+           if line.strip() and not line.startswith(("import ", "from "))):
+        return ()
+    # Pictures are not kept: a request carries at most a few, those of its own results.
+    return tuple(replace(m, images=()) if m.images else m for m in messages)
+
+
 class Session:
     def __init__(self, settings: AICISettings,
                  fixed_model: tuple[Endpoint, ModelClient | AsyncModelClient] | None = None) -> None:
@@ -28,6 +56,7 @@ class Session:
         self.fixed_model = fixed_model  # a benchmark's shared client: every request uses it
         self.usage = UsageLog()
         self._conversations: dict[str, list[Message]] = {}
+        self._followed: dict[str, Followed] = {}
         self._clients: dict[Endpoint, OpenAIClient] = {}
         # The last vote whose candidates disagreed, per thread and request: "use this one" applies
         # one of its other groups (``Options.use``).  Kept in memory only, like the conversation.
@@ -46,10 +75,35 @@ class Session:
     def conversation(self, thread: str = "") -> list[Message]:
         return self._conversations.setdefault(thread, [])
 
-    def remember(self, thread: str, request: str, outcome: Outcome) -> None:
-        """Keep the request and what worked (the code, or the answer in words)."""
+    def followed(self, thread: str) -> Followed | None:
+        """The thread's last request as it was sent, while it is the conversation's last turn
+        (New chat, ``--new`` and an undo clear the conversation, and so this)."""
+        followed, history = self._followed.get(thread), self.conversation(thread)
+        if followed is None or len(history) < 2 or history[-2].content.strip() != followed.request:
+            return None
+        return followed
+
+    def opening(self, thread: str, context: Context) -> tuple[str, tuple[Message, ...]]:
+        """The context text and the earlier messages a request is sent with: after the thread's last
+        request as it was sent, with what changed since, while the two fit twice the context's
+        budget (a model server's prompt cache then reads only what is new); else the full context
+        after the earlier exchanges in words."""
+        if (followed := self.followed(thread)) is not None:
+            text = follows(followed.messages, followed.context, context, 2 * context.budget)
+            if text is not None:
+                return text, followed.messages[1:]  # the system text is the loop's own
+        return context.text, context.history
+
+    def remember(self, thread: str, request: str, outcome: Outcome, context: Context | None = None) -> None:
+        """Keep the request and what worked (the code, or the answer in words); and, with the
+        ``context`` it was told, the run's conversation as it was sent, for a follow-up."""
         if outcome.status not in KEEPABLE:
             return
+        sent = _as_sent(outcome) if context is not None else ()
+        if sent and context is not None:
+            self._followed[thread] = Followed(request.strip(), sent, context)
+        else:  # a turn this thread's conversation holds in words only: a follow-up starts afresh
+            self._followed.pop(thread, None)
         code = "\n\n".join(c.code for c in outcome.cells)
         # The code that worked, then the answer in words if the run ended with one.
         answer = "\n\n".join(part for part in (f"```python\n{code}\n```" if code else "", outcome.answer.strip())
@@ -67,6 +121,8 @@ class Session:
         history = self.conversation(thread)
         if len(history) >= 2 and history[-2].content.strip() == request.strip():
             del history[-2:]
+        if (followed := self._followed.get(thread)) is not None and followed.request == request.strip():
+            del self._followed[thread]
         self._votes.pop((thread, request.strip()), None)
 
     def token_budget(self) -> tuple[int, str]:

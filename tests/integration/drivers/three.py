@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,12 @@ def _probed(stdout: str) -> tuple[list[str], str]:
     return list(json.loads(lines[-2].replace("'", '"'))), lines[-1]
 
 
-async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str,
+def asking(request: str | Sequence[str]) -> list[str]:
+    """One request, or several asked one after another in the same notebook (a follow-up)."""
+    return [request] if isinstance(request, str) else list(request)
+
+
+async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str | Sequence[str],
                 replies: list[Reply], probe: tuple[str, ...] = (), allow_stdin: bool = True,
                 options: str = "") -> Seen:
     from jupyter_client.manager import AsyncKernelManager
@@ -75,9 +81,10 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
             await _run_in(kc, code)
         status, _ = await _run_in(kc, "%load_ext jupyter_ai_ci")
         assert status == "ok"
-        messages: list[dict[str, Any]] = []
-        reply = await kc.execute_interactive(f"%%ask {options}\n" + request, output_hook=messages.append, timeout=180,
-                                             allow_stdin=allow_stdin)
+        for asked in asking(request):  # each a cell of its own, the last one's outputs kept
+            messages: list[dict[str, Any]] = []
+            reply = await kc.execute_interactive(f"%%ask {options}\n" + asked, output_hook=messages.append,
+                                                 timeout=180, allow_stdin=allow_stdin)
         outputs = _outputs(messages)
         ok = reply["content"]["status"] == "ok"
         # The cell's progress is one display updated in place; its first line is the status at the end.
@@ -142,7 +149,7 @@ async def _run_in(client: Any, code: str) -> tuple[str, list[dict[str, Any]]]:
 
 
 async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
-                  folder: Path, setup: list[str], request: str, replies: list[Reply],
+                  folder: Path, setup: list[str], request: str | Sequence[str], replies: list[Reply],
                   probe: tuple[str, ...] = (), approve: bool = False, fields: dict[str, Any] | None = None) -> Seen:
     server.script(*replies)
     approvals, executes = [], []
@@ -158,22 +165,24 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
             _, outputs = await _run_in(client, code)
             cells.append({"source": code, "output": _text(outputs)})
         ws = await jp_ws_fetch("jupyter-ai-ci", "run")
-        ws.write_message(json.dumps({"type": "ask", "request": request, "path": session["path"],
-                                     "kernel_id": session["kernel"]["id"], "cells": cells, **(fields or {})}))
         ran = 0
-        while True:
-            msg = json.loads(await asyncio.wait_for(ws.read_message(), 180))
-            if msg["type"] == "execute":  # as the panel does: a new cell, run in the notebook's kernel
-                executes.append(msg)
-                status, outputs = await _run_in(client, msg["code"])
-                ran += 1
-                ws.write_message(json.dumps({"type": "executed", "id": msg["id"], "status": status,
-                                             "cell_id": f"gen-{ran}", "outputs": outputs}))
-            elif msg["type"] == "approve":  # as the user does: Approve or Reject
-                approvals.append(msg)
-                ws.write_message(json.dumps({"type": "approval", "id": msg["id"], "approved": approve}))
-            elif msg["type"] == "done":
-                break
+        for asked in asking(request):  # the panel's cells stay as they were: the kernel holds the rest
+            ws.write_message(json.dumps({"type": "ask", "request": asked, "path": session["path"],
+                                         "kernel_id": session["kernel"]["id"], "cells": cells, **(fields or {})}))
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.read_message(), 180))
+                if msg["type"] == "execute":  # as the panel does: a new cell, run in the notebook's kernel
+                    executes.append(msg)
+                    status, outputs = await _run_in(client, msg["code"])
+                    ran += 1
+                    ws.write_message(json.dumps({"type": "executed", "id": msg["id"], "status": status,
+                                                 "cell_id": f"gen-{ran}", "outputs": outputs}))
+                    cells.append({"source": msg["code"], "output": _text(outputs)})  # a later ask sends it
+                elif msg["type"] == "approve":  # as the user does: Approve or Reject
+                    approvals.append(msg)
+                    ws.write_message(json.dumps({"type": "approval", "id": msg["id"], "approved": approve}))
+                elif msg["type"] == "done":
+                    break
         ws.close()
         _, outputs = await _run_in(client, PROBE.format(names=probe))
         names, last = _probed(_text(outputs))
@@ -201,8 +210,8 @@ def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: s
     return Seen("cli", result["status"], result["message"], usage, records(folder), list(server.requests))
 
 
-async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply],
-              probe: tuple[str, ...] = ()) -> Seen:
+async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str | Sequence[str],
+              replies: list[Reply], probe: tuple[str, ...] = ()) -> Seen:
     """``jupyter ai-ci mcp`` over stdio with the ``mcp`` SDK's client: the setup cells sent with ``run``
     (a failing one is rolled back, as ``run`` does), then ``ask``, then the probe with ``run``."""
     from mcp import ClientSession, StdioServerParameters
@@ -217,7 +226,8 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
         await session.initialize()
         for code in setup:
             await session.call_tool("run", {"code": code, "notebook": "work.ipynb"})
-        asked = await session.call_tool("ask", {"request": request, "notebook": "work.ipynb"})
+        for each in asking(request):
+            asked = await session.call_tool("ask", {"request": each, "notebook": "work.ipynb"})
         # PROBE's __import__ is asked about by the policy, which nobody can answer here.
         shown = await session.call_tool("run", {"code": "import sys\n" + PROBE.format(names=list(probe)).replace(
             "__import__('sys')", "sys"), "notebook": "work.ipynb"})

@@ -208,6 +208,15 @@ async def test_ask_runs_in_the_session_kernel_and_risky_code_is_asked_through_th
     assert len(json.loads((await jp_fetch("api", "sessions")).body)) == 1
 
 
+async def idle(jp_fetch: Any, kernel_id: str) -> None:
+    """Until the server says the kernel is idle (a restart on a slow machine: CI's oldest run once
+    got the first call's error while the restarted kernel was still starting)."""
+    for _ in range(300):
+        if json.loads((await jp_fetch("api", "kernels", kernel_id)).body).get("execution_state") == "idle":
+            return
+        await asyncio.sleep(0.1)
+
+
 async def test_a_kernel_the_person_restarted_or_replaced_is_followed(
         endpoint: str, token: str, jp_fetch: Any, jp_root_dir: Path, model: ScriptedOpenAIServer) -> None:
     notebook(jp_root_dir / "r.ipynb")
@@ -215,6 +224,7 @@ async def test_a_kernel_the_person_restarted_or_replaced_is_followed(
         await s.call_tool("run", {"code": "before = 1", "notebook": "r.ipynb"})
         session = json.loads((await jp_fetch("api", "sessions")).body)[0]
         await jp_fetch("api", "kernels", session["kernel"]["id"], "restart", method="POST", body="")
+        await idle(jp_fetch, session["kernel"]["id"])  # as a person waits for the kernel's indicator
         restarted = await s.call_tool("run", {"code": "import os\nprint('before' in globals(), os.getpid())",
                                               "notebook": "r.ipynb"})
         # The person picks another kernel for the notebook: the session's kernel id changes.
@@ -223,6 +233,7 @@ async def test_a_kernel_the_person_restarted_or_replaced_is_followed(
         new_id = json.loads((await jp_fetch("api", "sessions")).body)[0]["kernel"]["id"]
         replaced = await s.call_tool("run", {"code": "import os\nprint(os.getpid())", "notebook": "r.ipynb"})
     assert new_id != session["kernel"]["id"]
+    assert restarted.structured_content.get("status") == "committed", restarted.content[0].text
     gone, old_pid = restarted.structured_content["outputs"].split()
     assert gone == "False", restarted.content[0].text  # the restarted kernel, not a stale client's answer
     new_pid = replaced.structured_content["outputs"].strip()
