@@ -85,11 +85,12 @@ class Session:
 
     def opening(self, thread: str, context: Context) -> tuple[str, tuple[Message, ...]]:
         """The context text and the earlier messages a request is sent with: after the thread's last
-        request as it was sent, with what changed since, while the two fit twice the context's
-        budget (a model server's prompt cache then reads only what is new); else the full context
-        after the earlier exchanges in words."""
+        request as it was sent, with what changed since (a model server's prompt cache then reads
+        only what is new), while the two fit one and a half times the context's budget (room is left
+        for a fix's traceback in the local model's window); else the full context after the
+        earlier exchanges in words."""
         if (followed := self.followed(thread)) is not None:
-            text = follows(followed.messages, followed.context, context, 2 * context.budget)
+            text = follows(followed.messages, followed.context, context, context.budget * 3 // 2)
             if text is not None:
                 return text, followed.messages[1:]  # the system text is the loop's own
         return context.text, context.history
