@@ -6,6 +6,7 @@
     python bench/success_rate.py --model local:qwen2.5-coder-0.5b   # or local:PATH.gguf
     python bench/success_rate.py --model local --suite heldout       # questions never tuned on
     python bench/success_rate.py --model local --suite charts [--no-descriptions]   # chart tasks (#40)
+    python bench/success_rate.py --model local --suite charts --descriptions-both   # with and without, one run
     python bench/success_rate.py --model local --suite dabench DATA --sample 10 --seed 1   # InfiAgent-DABench
 
 Writes success.json, success.png (dabench.json for DABench) and prints a table (a progress bar on stderr
@@ -76,6 +77,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-descriptions", action="store_true",
                    help="the kernel does not describe figures (context/figurehook.py off): the model is told "
                    "only that an image was shown, and no chart is checked against the request")
+    p.add_argument("--descriptions-both", action="store_true",
+                   help="real model: run every task with figure descriptions and without (--no-descriptions), "
+                   "side by side in the same run (issue #40's with/without)")
     p.add_argument("path", nargs="?", type=Path, metavar="PATH", help="--suite dabench: the folder holding "
                    "da-dev-questions.jsonl, da-dev-labels.jsonl and da-dev-tables/")
     p.add_argument("--sample", type=int, default=0, help="dabench: a fixed random sample of N questions")
@@ -109,6 +113,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="dabench: go on with the run in --out, asking only "
                    "the questions it has not answered (same settings and commit)")
     args = p.parse_args(argv)
+    if args.descriptions_both and (args.scripted or args.no_descriptions):
+        raise SystemExit("success_rate: --descriptions-both runs a real model both ways: not with --scripted "
+                         "or --no-descriptions")
     if args.one_shot and args.scripted:
         p.error("--one-shot needs a model (--model NAME): the scripted schedules script the loop alone")
     if args.report is None and not (args.scripted or args.model):
@@ -178,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [Job(t, "model", k) for _ in range(args.repeat) for i, t in enumerate(tasks)
                 for k in [*(ways if i % 2 == 0 else ways[::-1]), *([0] if args.one_shot else [])]]
         group = "by_category" if args.candidates <= 1 and not args.one_shot else "by_candidates"
+        if args.descriptions_both:  # each task told and not told what its figures show, in turn
+            jobs = [Job(j.task, way, j.candidates, described) for i, j in enumerate(jobs)
+                    for way, described in (("described", True), ("undescribed", False))[::1 if i % 2 == 0 else -1]]
+            group = "by_schedule"
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
@@ -194,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     max_attempts = args.retries + 1
     summary = summarize(runs, max_attempts)
     meta = {"mode": mode, "suite": args.suite, "endpoint": endpoint.host if endpoint else "scripted (local)",
-            "tasks": len(tasks), "fix_from_start": fix, "described": not args.no_descriptions,
+            "tasks": len(tasks), "fix_from_start": fix,
+            "described": "both" if args.descriptions_both else not args.no_descriptions,
             "candidates": args.candidates, "one_shot": args.one_shot,
             "runs": len(runs), "retries": args.retries, "jobs": args.jobs, "wall_seconds": round(wall, 2),
             "gateway": args.gateway_url or None, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -51,6 +51,8 @@ _RESET = "get_ipython().reset(new_session=True)\nimport os, matplotlib.pyplot as
 # hook that describes figures taken off; the model reads "[displayed image/png …]" as before #40.
 _UNDESCRIBED = ("from jupyter_ai_ci.context import figurehook as _fh, tracker as _tr\n"
                 "_tr.tracker_for(get_ipython())\n_fh.unwatch(get_ipython())\n")
+# And back on, for a described task after an undescribed one in the same kernel (--descriptions both).
+_DESCRIBED = "from jupyter_ai_ci.context import figurehook as _fh\n_fh.watch(get_ipython())\n"
 
 
 @dataclass
@@ -114,6 +116,7 @@ class Job:
     task: Task
     schedule: str
     candidates: int = 1  # 0: the one-shot baseline (oneshot.py), not the loop
+    described: bool | None = None  # figures described in the kernel (None: BenchConfig.described)
 
 
 @dataclass
@@ -185,7 +188,8 @@ class Worker:
         if self.server is not None:
             self.server.script(*replies(task, job.schedule, config.retries))
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
-        await self.executor.run(_RESET + chdir + ("" if config.described else _UNDESCRIBED), store_history=False)
+        described = config.described if job.described is None else job.described
+        await self.executor.run(_RESET + chdir + (_DESCRIBED if described else _UNDESCRIBED), store_history=False)
         if isinstance(self.model[1], RecordingClient):
             self.model[1].task = task.id
         if job.candidates == 0:

@@ -129,9 +129,10 @@ def test_follow_ups_carry_the_previous_exchange(kernel: Any, model_server: Scrip
                         "```python\nmonthly.plot()\n```")
     ok(kernel, "%%ask\ntotal revenue per month of sales")
     ok(kernel, "%%ask\nnow plot it")
-    second = model_server.requests[1]["messages"]
+    first, second = (r["messages"] for r in model_server.requests)
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
-    assert second[1]["content"] == "total revenue per month of sales"
+    assert second[:2] == first  # the earlier request exactly as it was sent (context/since.py)
+    assert second[1]["content"].endswith("## Request\ntotal revenue per month of sales")
     assert "monthly = sales.groupby('month')['revenue'].sum()" in second[2]["content"]
     # "it" is the previous answer's variable: described in full.
     assert "monthly: pandas.Series shape=(2,) dtype=float64 name='revenue' first values: [3.0, 4.0]" in \
