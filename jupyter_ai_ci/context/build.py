@@ -150,6 +150,17 @@ def _cell_forms(cell: CellRecord, known: Sequence[str]) -> tuple[str, str]:
     return full, short
 
 
+# A cell as ``_cell_forms`` writes it in full, read back (``cell_parts``): kept beside the writer.
+_CELL = re.compile(r"\A\[[^\n]*\]\n```python\n(?P<source>.*?)\n```(?:\nOutput:\n```\n(?P<output>.*)\n```)?\Z",
+                   re.DOTALL)
+
+
+def cell_parts(text: str) -> tuple[str, str] | None:
+    """The source and output ("" if none) of a code cell's full form; None for any other text."""
+    cell = _CELL.match(text)
+    return (cell.group("source"), cell.group("output") or "") if cell is not None else None
+
+
 def _error_forms(text: str) -> tuple[str, str | None]:
     """The error section in full, and without its fenced traceback."""
     if not text.startswith("### "):

@@ -18,10 +18,9 @@ ends with (no file loaded yet, ``pd`` is not pandas) are said again, next to the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from jupyter_ai_ci.context.build import HINT, Context
+from jupyter_ai_ci.context.build import HINT, Context, cell_parts
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.tokens import count_tokens
 
@@ -29,18 +28,15 @@ __all__ = ["CHANGED", "UNCHANGED", "changes", "follows"]
 
 CHANGED = "## Notebook context: what changed since the last request\n"
 UNCHANGED = "## Notebook context: unchanged since the last request"
-# A cell as build._cell_forms writes it in full: its source, and its output if it printed.
-_CELL = re.compile(r"\A\[[^\n]*\]\n```python\n(?P<source>.*?)\n```(?:\nOutput:\n```\n(?P<output>.*)\n```)?\Z",
-                   re.DOTALL)
 
 
 def _told(text: str, said: str) -> bool:
     """A cell the conversation has shown already: its code and its output are both in it."""
-    cell = _CELL.match(text)
-    if cell is None:
+    parts = cell_parts(text)
+    if parts is None:
         return False
-    output = (cell.group("output") or "").strip()
-    return cell.group("source").strip() in said and (not output or output in said)
+    source, output = parts[0].strip(), parts[1].strip()
+    return source in said and (not output or output in said)
 
 
 def _grown(text: str, earlier: Sequence[str]) -> str:

@@ -100,8 +100,7 @@ class Session:
         ``context`` it was told, the run's conversation as it was sent, for a follow-up."""
         if outcome.status not in KEEPABLE:
             return
-        sent = _as_sent(outcome) if context is not None else ()
-        if sent and context is not None:
+        if context is not None and (sent := _as_sent(outcome)):
             self._followed[thread] = Followed(request.strip(), sent, context)
         else:  # a turn this thread's conversation holds in words only: a follow-up starts afresh
             self._followed.pop(thread, None)
@@ -122,8 +121,6 @@ class Session:
         history = self.conversation(thread)
         if len(history) >= 2 and history[-2].content.strip() == request.strip():
             del history[-2:]
-        if (followed := self._followed.get(thread)) is not None and followed.request == request.strip():
-            del self._followed[thread]
         self._votes.pop((thread, request.strip()), None)
 
     def token_budget(self) -> tuple[int, str]:

@@ -115,3 +115,11 @@ def test_a_list_that_only_grew_is_told_as_what_it_gained() -> None:
     assert f"{loaded[:-2]}, new since the last request: pandas 3.1, pyarrow 26" in changes(before, grown, [])
     other = fit_context("b", [], [], 3000, environment=[loaded + "pandas 3.1", "Python 3.11"])  # numpy is gone
     assert loaded + "pandas 3.1" in changes(before, other, [])
+
+
+def test_a_cells_full_form_is_read_back_as_it_was_written() -> None:
+    from jupyter_ai_ci.context.build import _cell_forms, cell_parts
+
+    assert cell_parts(_cell_forms(CellRecord(LOAD, "12.5\n13", label="In [1]"), ())[0]) == (LOAD, "12.5\n13")
+    assert cell_parts(_cell_forms(CellRecord("x = 1", ""), ())[0]) == ("x = 1", "")
+    assert cell_parts(_cell_forms(CellRecord("# notes", "", kind="markdown"), ())[0]) is None

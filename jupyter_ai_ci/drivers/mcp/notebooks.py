@@ -64,7 +64,7 @@ class KernelSource(Protocol):
 
 
 def pick_session_kernel(sessions: Iterable[dict[str, Any]], api_path: str,
-                   known: Callable[[str], bool] = bool) -> str | None:
+                        known: Callable[[str], bool] = bool) -> str | None:
     """The kernel id of the session of ``api_path`` among a Jupyter server's session models (a
     notebook's own before a console's), or None; ``known``: a kernel id still there."""
     found = [s for s in sessions if s.get("path") == api_path and known((s.get("kernel") or {}).get("id") or "")]

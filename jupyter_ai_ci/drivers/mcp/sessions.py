@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_ai_ci.drivers.mcp.notebooks import pick_session_kernel, still_kept
 from jupyter_ai_ci.errors import KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
-from jupyter_ai_ci.drivers.mcp.notebooks import pick_session_kernel, still_kept
 from jupyter_ai_ci.executors.server_kernel import ServerKernel
 from jupyter_ai_ci.notebook.document import load_or_create
 
