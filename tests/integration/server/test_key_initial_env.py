@@ -19,6 +19,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from queue import Empty
+from typing import Any
 
 import pytest
 
@@ -70,6 +72,19 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, int]]:
         log.close()
 
 
+def _kernel_info(client: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        msg_id = client.kernel_info()
+        try:
+            while True:
+                msg = client.get_shell_msg(timeout=2)
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return
+        except Empty:
+            assert time.monotonic() < deadline, "the kernel never answered kernel_info"
+
+
 def test_a_kernel_cannot_read_the_key_from_its_parents_initial_environment(
         server: tuple[str, Path, int]) -> None:
     from jupyter_client import BlockingKernelClient
@@ -81,7 +96,10 @@ def test_a_kernel_cannot_read_the_key_from_its_parents_initial_environment(
     client.load_connection_file(str(runtime / f"kernel-{kernel['id']}.json"))
     client.start_channels()
     try:
-        client.wait_for_ready(timeout=60)
+        # Not wait_for_ready: a client no KernelManager made takes one missed heartbeat (1 s)
+        # for a dead kernel, and a kernel starting on two busy cores can miss one. Its shell
+        # reply is the proof of life that matters here.
+        _kernel_info(client, timeout=90)
         reply = client.execute("", user_expressions={
             "ppid": "__import__('os').getppid()", "parent": READ_PARENT,
             "own": "repr(__import__('os').environ.get('OPENAI_API_KEY'))"}, reply=True, timeout=60)
