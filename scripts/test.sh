@@ -5,16 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Browser tests drive the system Chromium through Playwright; Playwright's own
-# browser downloads are blocked here and never needed.
-if [ ! -x /usr/bin/chromium ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-    else
-        echo "scripts/test.sh: /usr/bin/chromium is missing; browser tests will be skipped" >&2
-    fi
-fi
-export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 # The [local] extra compiles llama.cpp once (~4 min; pip caches the wheel):
 # the real-model smoke test needs it. LLAVA is not needed and doubles the build.
@@ -51,6 +41,17 @@ if [ "${1:-}" = "--oldest" ]; then
         --ignore tests/integration/test_cli_safety.py --ignore tests/integration/test_scan_hidden_calls_shell.py \
         --ignore tests/integration/test_scan_escapes_shell.py "$@"
 fi
+# Browser tests drive the system Chromium through Playwright; Playwright's own
+# browser downloads are blocked here and never needed. Not for --oldest, which runs no
+# browser: .ci/run starts both at once, and the second apt-get found the lock held.
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    else
+        echo "scripts/test.sh: /usr/bin/chromium is missing; browser tests will be skipped" >&2
+    fi
+fi
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 source scripts/venv.sh
 # test-jupyter-server-mcp: Jupyter AI 3's MCP server, which registers our tools (~25 packages, ~40 MB).
 python -m pip install -q --disable-pip-version-check -c requirements/dev-constraints.txt \

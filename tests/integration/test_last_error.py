@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -102,7 +103,18 @@ def test_secrets_in_the_traceback_are_masked(ip: Any) -> None:
     "def a(n):\n    return b(n)\ndef b(n):\n    return a(n)\na(0)",  # two alternating: frames cut
 ])
 def test_a_recursion_error_is_bounded(ip: Any, code: str) -> None:
-    run(ip, code)
+    # 250 frames deep, not Python's 1,000: IPython's formatting looks each frame's module up
+    # through all of sys.modules (inspect.getmodule), and after the unit tests loaded thousands of
+    # modules that took 30 s per test in CI. 250 frames are still several times the section's bound.
+    limit = sys.getrecursionlimit()
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    sys.setrecursionlimit(depth + 250)
+    try:
+        run(ip, code)
+    finally:
+        sys.setrecursionlimit(limit)
     started = time.perf_counter()
     context = gather_context(ip, "fix the error", [], 3000)
     assert time.perf_counter() - started < 1.0
