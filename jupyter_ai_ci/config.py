@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from traitlets import Any as AnyTrait
-from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, TraitError, Unicode, default, validate
+from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, TraitError, Unicode, Union, default, validate
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -138,11 +138,20 @@ class AICISettings(Configurable):
         "them again.",
     ).tag(config=True)
 
-    figures_to_hosted = Bool(
-        False,
-        help="With vision 'auto': send figures' pictures to a hosted endpoint (not on this machine "
-        "or a private network) too. Secrets in a chart's picture cannot be masked.",
+    figures_to_hosted = Union(
+        [CaselessStrEnum(["ask", "yes", "no"]), Bool()],
+        default_value="ask",
+        help="With vision 'auto': whether figures' pictures may go to a hosted endpoint (not on this "
+        "machine or a private network). 'ask': the first time one would, you are asked, and the "
+        "answer holds for that endpoint until the kernel (or server) restarts; 'yes' / True: send "
+        "them; 'no' / False: their descriptions in words go alone. Secrets in a chart's picture "
+        "cannot be masked.",
     ).tag(config=True)
+
+    @validate("figures_to_hosted")
+    def _figures_to_hosted(self, proposal: Any) -> str:
+        value = proposal["value"]  # True / False, as it was a Bool before 'ask'
+        return ("yes" if value else "no") if isinstance(value, bool) else str(value).lower()
 
     candidates = CInt(
         1, min=1, max=9,

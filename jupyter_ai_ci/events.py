@@ -255,7 +255,8 @@ class AskApproval:
     code: tuple[str, ...]
     reasons: tuple[str, ...]
     attempt: int
-    kind: Literal["run", "install"] = "run"
+    # "pictures": may a figure's picture go to ``reasons[0]``'s hosted endpoint (no code).
+    kind: Literal["run", "install", "pictures"] = "run"
     # Why only a person may approve this code, whatever was approved up front ("" for none):
     # it came from a replay record this user's key did not sign, so ``--yes`` -- which a
     # notebook someone sent can carry in its own ``%%ask`` line -- does not approve it.
@@ -271,6 +272,7 @@ class AskApproval:
 class Approval:
     granted: bool
     why: str = ""  # for a refusal: who said no, or why nobody could be asked
+    asked: bool = False  # a person answered (not --yes, an allow list, or nobody there to ask)
 
 
 @dataclass(frozen=True)

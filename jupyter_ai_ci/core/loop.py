@@ -26,7 +26,7 @@ from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, res
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.nocode import no_code
-from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, pictures
+from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, allowed
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -107,10 +107,11 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         return (f"token budget reached: the next model call needs about {need - usage.total} tokens, "
                 f"{usage.total} are spent on this request, and {budget}")
 
-    def shown(text: str, results: Sequence[ExecutionResult]) -> Message:
-        """A message about ``results``, with their figures' pictures for a model that takes images
-        (earlier messages' are dropped: a request carries at most ``pictures.MAX_PICTURES``)."""
-        if images := pictures(results) if settings.vision else ():
+    def shown(text: str, results: Sequence[ExecutionResult]) -> Generator[Action, Any, Message]:
+        """A message about ``results``, with their pictures where allowed (only the newest keeps any)."""
+        nonlocal settings
+        images, settings = yield from allowed(results, settings, len(attempts) or 1)
+        if images:
             messages[:] = [replace(m, images=()) for m in messages]
         return Message("user", text, images)
 
@@ -124,9 +125,10 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         before = list(messages)
         if restart:
             del messages[opening + 1:]
-            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", shown(text, results).images)
+            images = (yield from shown(text, results)).images
+            messages[opening] = Message("user", f"{messages[opening].content}\n\n{text}", images)
         else:
-            messages.append(shown(text, results))
+            messages.append((yield from shown(text, results)))
         if why := over_budget():
             messages[:] = before
             return why
@@ -277,11 +279,11 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 named = tuple({**dict(named), **dict(live)}.items())
             settings = replace(settings, policy=replace(settings.policy, bindings=named))
             output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-            messages.append(shown(prompts.NEXT_STEP.format(
+            messages.append((yield from shown(prompts.NEXT_STEP.format(
                 output=head_tail(output, settings.max_output_chars),
                 step=step + 1,
                 steps=settings.steps,
-            ), step_results))
+            ), step_results)))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
     if not wants_answer(settings.answer, request, step_results, settings.vision):
         return outcome("success")

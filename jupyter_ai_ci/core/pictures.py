@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
-from jupyter_ai_ci.events import ExecutionResult, Message
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import Action, AskApproval, ExecutionResult, Message, Notice
 from jupyter_ai_ci.notebook.reader import figure_words, png_size
 
 MAX_PICTURES = 3
@@ -76,6 +78,26 @@ def pictures(results: Sequence[ExecutionResult]) -> tuple[str, ...]:
     kept = [f for f in (fitted(p) for p in found[-MAX_PICTURES:]) if f]
     # The inline backend shows a figure that is a cell's last value twice: sent once.
     return tuple(dict.fromkeys(kept))
+
+
+def allowed(results: Sequence[ExecutionResult], settings: LoopSettings,
+            attempt: int) -> Generator[Action, Any, tuple[tuple[str, ...], LoopSettings]]:
+    """The pictures a message about ``results`` carries, and the settings from then on.  Before
+    the first picture would go to a hosted endpoint (``settings.ask_vision``) the person is asked,
+    once (a refusal, or nobody to ask, sends the descriptions alone)."""
+    if not (settings.vision or settings.ask_vision):
+        return (), settings
+    images = pictures(results)
+    if images and not settings.vision:
+        approval = yield AskApproval((), (f"a figure's picture would go to {settings.ask_vision}, a hosted "
+                                          "endpoint, and a picture cannot be masked (its description in "
+                                          "words goes either way)",), attempt, kind="pictures")
+        host, settings = settings.ask_vision, replace(settings, vision=approval.granted, ask_vision="")
+        if not approval.granted:
+            yield Notice("context", f"figures go to {host} in words only ({approval.why or 'declined'})",
+                         attempt=attempt)
+            images = ()
+    return images, settings
 
 
 def shown_figures(message: Message, results: Sequence[ExecutionResult]) -> tuple[ShownFigure, ...]:

@@ -40,3 +40,6 @@ class LoopSettings:
     # The model takes images (model/vision.py): the figures a step drew go with the next request
     # (the next step, the answer) as pictures too, beside their descriptions (core/pictures.py).
     vision: bool = False
+    # The hosted endpoint (its host) to ask about once, before a figure's picture first goes there
+    # (AICISettings.figures_to_hosted 'ask'); "" asks nothing.  Granted, ``vision`` turns on.
+    ask_vision: str = ""

@@ -17,6 +17,7 @@ from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, Exec
 
 NO_TTY = ("needs approval, but stdin is not a terminal, so nobody can be asked; pass --yes to approve, "
           "or set --policy auto / c.AICISettings.allow")
+PICTURES_ALLOWED = "c.AICISettings.figures_to_hosted = 'yes' sends them"
 SHOWN_LINES = 30  # of the code shown with the question; the model's text may have scrolled away
 
 
@@ -76,6 +77,8 @@ class TerminalApprover:
         self.stdin = stdin
 
     async def aapprove(self, request: AskApproval) -> Approval:
+        if not self.stdin.isatty() and request.kind == "pictures":
+            return Approval(False, f"nobody can be asked (stdin is not a terminal); {PICTURES_ALLOWED}")
         if not self.stdin.isatty():
             if request.kind == "install":  # no policy installs unasked: "--policy auto" was no way out
                 return Approval(False, NO_TTY.split("; ")[0] + f"; pass --yes to approve, or allow the "
@@ -90,10 +93,12 @@ class TerminalApprover:
             self.stream.flush()
             return Approval(False, "stdin closed before an answer")
         if answer.strip().lower() in ("y", "yes"):
-            return Approval(True, "approved")
-        return Approval(False, "rejected by the user")
+            return Approval(True, "approved", asked=True)
+        return Approval(False, "rejected by the user", asked=True)
 
     def _question(self, request: AskApproval) -> str:
+        if request.kind == "pictures":
+            return f"{self.label}⚠ {request.reasons[0]}.\n{self.label}Send pictures there? [y/N] "
         if request.kind == "install":
             return f"{self.label}⚠ {request.reasons[0]}: {request.code[0]}\n{self.label}Install it? [y/N] "
         lines = [f"{self.label}⚠ attempt {request.attempt} needs approval:"]

@@ -89,7 +89,7 @@ class Endpoint:
     kind: str = ""
     # Whether figures go as pictures (model/vision.py): AICISettings.vision and figures_to_hosted.
     vision: str = "auto"
-    figures_to_hosted: bool = False
+    figures_to_hosted: str = "ask"
     # Where the base URL and the key were set, for the error that asks to check them: the
     # environment, or the configuration (%config, jupyter_*_config.py).  Not part of the identity.
     base_url_from: str = field(default="OPENAI_BASE_URL", compare=False)
@@ -118,6 +118,11 @@ class Endpoint:
     @property
     def takes_images(self) -> bool:
         return vision.takes_images(self.vision, self.base_url, self.model, self.figures_to_hosted)
+
+    @property
+    def asks_for_images(self) -> bool:
+        """The person is asked once before a figure's picture goes to this (hosted) endpoint."""
+        return vision.asks(self.vision, self.base_url, self.model, self.figures_to_hosted)
 
     @property
     def host(self) -> str:

@@ -3,9 +3,10 @@
 ``AICISettings.vision``: ``off`` never; ``on`` always (the person said so, for this endpoint,
 hosted or not); ``auto`` when the model's name is of a family that takes images (GPT-4o, 4.1,
 5, Claude, Gemini, Qwen-VL, LLaVA and the like) and the endpoint is the person's own -- a
-loopback or private address -- or ``AICISettings.figures_to_hosted`` allows a hosted one: a
-picture cannot be masked, so sending what a chart shows to a third party is the person's call
-(docs/safety.md).
+loopback or private address -- or the person allows a hosted one: a picture cannot be masked,
+so sending what a chart shows to a third party is the person's call (docs/safety.md).
+``AICISettings.figures_to_hosted``: ``yes``, ``no``, or ``ask`` -- once per endpoint in a
+process, before the first picture would go (``asks``); the answer is kept here (``answered``).
 
 A model that answers a request with pictures by a 400 that names images is asked again without
 them, and that model at that endpoint is not sent pictures again in this process (as
@@ -17,11 +18,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from urllib.parse import urlparse
 
-from jupyter_ai_ci.events import Message
+from jupyter_ai_ci.events import Approval, AskApproval, Message
 from jupyter_ai_ci.model import dialect
 from jupyter_ai_ci.model.transport import loopback
 
@@ -35,6 +36,7 @@ _FAMILIES = re.compile(
     re.IGNORECASE,
 )
 _refused: set[tuple[str, str]] = set()  # (base URL, model) pairs that refused pictures
+_answers: dict[str, bool] = {}  # a hosted base URL -> whether the person let pictures go there
 _lock = threading.Lock()
 
 
@@ -53,16 +55,41 @@ def own_endpoint(base_url: str | None) -> bool:
         return host.endswith((".local", ".internal", ".lan"))
 
 
-def takes_images(mode: VisionMode, base_url: str | None, model: str, to_hosted: bool = False) -> bool:
-    """Whether a request for ``model`` at ``base_url`` carries figures as pictures."""
+def takes_images(mode: VisionMode, base_url: str | None, model: str, to_hosted: str = "no") -> bool:
+    """Whether a request for ``model`` at ``base_url`` carries figures as pictures.
+    ``to_hosted``: AICISettings.figures_to_hosted ("yes", "no", "ask")."""
     with _lock:
         if (str(base_url), model) in _refused:
             return False
+        said = _answers.get(str(base_url))
     if mode == "on":
         return True
-    if mode != "auto":
+    if mode != "auto" or not family_takes_images(model):
         return False
-    return family_takes_images(model) and (to_hosted or own_endpoint(base_url))
+    return own_endpoint(base_url) or to_hosted == "yes" or (to_hosted == "ask" and said is True)
+
+
+def asks(mode: VisionMode, base_url: str | None, model: str, to_hosted: str) -> bool:
+    """Whether the person is to be asked before a picture goes to this hosted endpoint: it would
+    take them, the setting says ``ask``, and nobody answered for this endpoint in this process."""
+    if to_hosted != "ask" or mode != "auto" or not family_takes_images(model) or own_endpoint(base_url):
+        return False
+    with _lock:
+        return (str(base_url), model) not in _refused and str(base_url) not in _answers
+
+
+def answered(base_url: str | None, granted: bool) -> None:
+    """The person's answer about pictures to ``base_url``: kept for this process."""
+    with _lock:
+        _answers[str(base_url)] = granted
+
+
+def keeper(base_url: str | None) -> Callable[[AskApproval, Approval], None]:
+    """For the run's approver (``safety.approval.Vouched``): keeps an answer about pictures."""
+    def heard(request: AskApproval, approval: Approval) -> None:
+        if request.kind == "pictures" and approval.asked:  # nobody to ask is asked again next time
+            answered(base_url, approval.granted)
+    return heard
 
 
 def has_images(messages: Sequence[Message]) -> bool:
@@ -113,6 +140,7 @@ def remember(base_url: str | None, model: str, sent: Sequence[Message], n: int,
 
 
 def forget() -> None:
-    """Forget the refusals (tests)."""
+    """Forget the refusals and the answers (tests)."""
     with _lock:
         _refused.clear()
+        _answers.clear()

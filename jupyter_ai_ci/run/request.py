@@ -27,6 +27,7 @@ from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.usage import Entry
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.events import CallModel, LoopGen, Message, Notice, Outcome
+from jupyter_ai_ci.model import vision
 from jupyter_ai_ci.model.client import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outcome, replaying
 from jupyter_ai_ci.notebook.sinks import provenance
@@ -144,6 +145,7 @@ class Run:
             fix_from_start=s.fix_from_start == "always" or (
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
             vision=self.endpoint.takes_images,  # figures go as pictures too (model/vision.py)
+            ask_vision=self.endpoint.host if self.endpoint.asks_for_images else "",
         )
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
         # What goes wrong with the store (a read-only or full folder, a damaged record) is one
@@ -182,7 +184,8 @@ class Run:
         """``asker`` (a person), behind ``--yes`` when given; it never approves code from a
         replay record this user did not sign (``GrantAll``).  None: nobody can be asked."""
         inner = GrantAll(asker) if self.options.yes else asker
-        self.vouching = Vouched(inner) if inner is not None else None
+        # Pictures to a hosted endpoint are asked about once: the answer holds in this process.
+        self.vouching = Vouched(inner, vision.keeper(self.endpoint.base_url)) if inner is not None else None
         return self.vouching
 
     def keep(self, values: Sequence[str]) -> None:

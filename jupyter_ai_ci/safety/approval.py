@@ -23,6 +23,8 @@ NO_STDIN = f"{_NOBODY}; use --yes, the allow list, or %config AskMagics.policy =
 def nobody_to_ask(request: AskApproval) -> str:
     """NO_STDIN, for an install in words that help: no policy runs an install unasked, so
     "set the policy to 'auto'" was no way out (found by a newcomer who had)."""
+    if request.kind == "pictures":
+        return "nobody can be asked here; %config AICISettings.figures_to_hosted = 'yes' sends them"
     if request.kind != "install":
         return NO_STDIN
     return f"{_NOBODY}; use --yes, or allow the package: %config AskMagics.allow = ['pip:{request.package}']"
@@ -42,14 +44,16 @@ class GrantAll:
         self.asker = asker
 
     def approve(self, request: AskApproval) -> Approval:
-        if not request.review:
+        # Nor a figure's picture to a hosted endpoint: --yes is about code; a picture cannot be
+        # masked, and a notebook someone sent could say --yes for you.
+        if not request.review and request.kind != "pictures":
             return Approval(True, "--yes")
         approve = getattr(self.asker, "approve", None)
         return approve(request) if approve is not None else Approval(False, NOBODY_FOR_REVIEW)
 
     async def aapprove(self, request: AskApproval) -> Approval:
         aapprove = getattr(self.asker, "aapprove", None)
-        if request.review and aapprove is not None:
+        if (request.review or request.kind == "pictures") and aapprove is not None:
             return await aapprove(request)  # type: ignore[no-any-return]
         return self.approve(request)
 
@@ -57,14 +61,18 @@ class GrantAll:
 class Vouched:
     """The run's approver, remembering whether a person approved code that needed review:
     only then may the replay record it came from be signed with this user's key (a record
-    served, or approved by nobody, stays unverified)."""
+    served, or approved by nobody, stays unverified).  ``heard`` is told every answer (the run
+    keeps the answer about pictures to a hosted endpoint, asked once)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, heard: Callable[[AskApproval, Approval], None] | None = None) -> None:
         self.inner = inner
+        self.heard = heard
         self.vouched = False
 
     def _note(self, request: AskApproval, approval: Approval) -> Approval:
         self.vouched |= bool(request.review) and approval.granted
+        if self.heard is not None:
+            self.heard(request, approval)
         return approval
 
     def approve(self, request: AskApproval) -> Approval:
@@ -107,6 +115,9 @@ class StdinApprover:
         if request.kind == "install":
             self.say(f"⚠ {request.reasons[0]}: {request.code[0]}\n")
             prompt = "Install it? [y/N] "
+        elif request.kind == "pictures":
+            self.say(f"⚠ {request.reasons[0]}.\n")
+            prompt = "Send pictures there? [y/N] "
         else:
             self.say(f"⚠ attempt {request.attempt} needs approval:\n")
             for reason in request.reasons:
@@ -118,8 +129,8 @@ class StdinApprover:
             # ipykernel raises StdinNotImplementedError (a RuntimeError) without stdin.
             if isinstance(exc, EOFError):  # Ctrl-D at the prompt: the refusal goes on a line of its own
                 self.say("\n")
-                return Approval(False, "rejected by the user (end of input)")
+                return Approval(False, "rejected by the user (end of input)", asked=True)
             return Approval(False, f"{nobody_to_ask(request)} ({type(exc).__name__})")
         if answer.strip().lower() in ("y", "yes"):
-            return Approval(True, "approved")
-        return Approval(False, "rejected by the user")
+            return Approval(True, "approved", asked=True)
+        return Approval(False, "rejected by the user", asked=True)

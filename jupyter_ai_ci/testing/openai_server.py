@@ -76,6 +76,9 @@ class ScriptedOpenAIServer:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.gets: list[str] = []
+        # Each POST's target as its request line said it: through a proxy, the URL with its host
+        # (a test's stand-in for a hosted endpoint: HTTP_PROXY at this server).
+        self.posts: list[str] = []
         self.models: dict[str, Any] | None = None  # None: one model, ``model``
         self.models_headers: dict[str, str] = {}
         self.models_status = 200
@@ -122,6 +125,7 @@ class ScriptedOpenAIServer:
             self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
             self.requests.clear()
             self.gets.clear()
+            self.posts.clear()
             self.misses.clear()
 
     def request_texts(self) -> list[str]:
@@ -189,6 +193,8 @@ class ScriptedOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                with server._lock:
+                    server.posts.append(self.path)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._error(404, f"no route {self.path}")
                     return

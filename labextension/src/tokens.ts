@@ -88,7 +88,9 @@ export type ServerMessage =
   /** What a fix, next-step or answer request told the model of an attempt's figures
    * (``PanelReporter._figures``): their words, and whether the picture went (untrusted). */
   | { type: 'figures'; attempt: number; purpose: string; figures: unknown }
-  | { type: 'approve'; id: string; code: string; reason: string }
+  /** ``kind``: 'run' and 'install' show code; 'pictures' asks whether a figure's picture may go
+   * to a hosted endpoint (no code). */
+  | { type: 'approve'; id: string; code: string; reason: string; kind?: string }
   /** A transcript only: what the user clicked on an approval. */
   | { type: 'decided'; id: string; approved: boolean }
   /** A notebook's earlier requests and the messages they showed (untrusted until checked). */
@@ -215,6 +217,8 @@ export type Entry =
       id: string;
       code: string;
       reason: string;
+      /** A figure's picture to a hosted endpoint, not code to run. */
+      pictures?: boolean;
       /** ``ended``: the run ended (Stop, an error) before anyone answered. */
       decision?: 'approved' | 'rejected' | 'ended';
     };

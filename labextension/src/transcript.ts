@@ -78,7 +78,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         kind: 'approval',
         id: String(msg.id),
         code: String(msg.code),
-        reason: String(msg.reason)
+        reason: String(msg.reason),
+        pictures: msg.kind === 'pictures'
       });
       return true;
     case 'fix':

@@ -269,20 +269,30 @@ function EntryView(props: {
     case 'approval':
       return (
         <div className="jp-aici-entry jp-aici-approval">
-          <div className="jp-aici-label">approval needed</div>
+          <div className="jp-aici-label">
+            {e.pictures ? 'send a picture?' : 'approval needed'}
+          </div>
           <div className="jp-aici-reason">{e.reason}</div>
-          <CodeBlock code={e.code} highlight={props.renderers.highlight} />
+          {e.code ? (
+            <CodeBlock code={e.code} highlight={props.renderers.highlight} />
+          ) : null}
           {e.decision ? (
             <div className="jp-aici-decision">
-              {e.decision === 'ended' ? 'not answered: the run ended first, nothing ran' : e.decision}
+              {e.decision === 'ended'
+                ? `not answered: the run ended first, ${e.pictures ? 'nothing was sent' : 'nothing ran'}`
+                : e.pictures
+                  ? e.decision === 'approved'
+                    ? 'sent (asked once for this endpoint)'
+                    : 'not sent: its description in words went alone'
+                  : e.decision}
             </div>
           ) : (
             <div>
               <Button className="jp-mod-accept" onClick={() => props.model.decide(e.id, true)}>
-                Approve
+                {e.pictures ? 'Send' : 'Approve'}
               </Button>
               <Button className="jp-mod-reject" onClick={() => props.model.decide(e.id, false)}>
-                Reject
+                {e.pictures ? "Don't send" : 'Reject'}
               </Button>
             </div>
           )}

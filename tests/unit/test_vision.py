@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from traitlets import TraitError
 
 from jupyter_ai_ci.context.privacy import mask_messages
 from jupyter_ai_ci.core.chartcheck import CHART_ENAME
 from jupyter_ai_ci.core.fixes import fix_request
 from jupyter_ai_ci.core.pictures import MAX_PICTURES, MAX_SIDE, ShownFigure, fitted, pictures, shown_figures
+from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.core.loop import agent_loop
 from jupyter_ai_ci.core.settings import LoopSettings
-from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, Message
+from jupyter_ai_ci.events import Approval, AskApproval, ErrorInfo, ExecutionResult, Message, Notice
+from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
-from jupyter_ai_ci.model.vision import family_takes_images, own_endpoint, takes_images
+from jupyter_ai_ci.model.vision import asks, family_takes_images, forget, keeper, own_endpoint, takes_images
+from jupyter_ai_ci.run.drive import SilentReporter, drive
+from jupyter_ai_ci.safety.approval import GrantAll
 from jupyter_ai_ci.notebook.reader import png_size
 
 
@@ -37,7 +45,7 @@ def test_auto_sends_pictures_to_the_persons_own_endpoint_only_unless_allowed() -
     assert not own_endpoint(None) and not own_endpoint("https://api.openai.com/v1")
     assert takes_images("auto", "http://localhost:11434/v1", "llava")
     assert not takes_images("auto", None, "gpt-4o")  # hosted: a picture cannot be masked
-    assert takes_images("auto", None, "gpt-4o", to_hosted=True)
+    assert takes_images("auto", None, "gpt-4o", to_hosted="yes")
     assert not takes_images("auto", "http://localhost:8080/v1", "qwen2.5-coder")
     assert takes_images("on", None, "my-own-name") and not takes_images("off", "http://localhost/v1", "llava")
 
@@ -103,3 +111,109 @@ def test_only_the_newest_pictures_went_and_a_figure_shown_twice_is_named_once() 
     # The inline backend shows a figure that is a cell's last value twice: one line.
     twice = ExecutionResult(outputs=drawn(png(20, 20)).outputs * 2, figures=(f"{BARS}\n#0",))
     assert len(shown_figures(chart_fix([twice], vision=True), [twice])) == 1
+
+
+# ---- a hosted endpoint: asked once (figures_to_hosted 'ask', the default) ----------------------
+
+HOSTED = "https://api.example.com/v1"
+
+
+@pytest.fixture
+def fresh_answers() -> Iterator[None]:
+    forget()
+    yield
+    forget()
+
+
+def test_a_hosted_endpoint_is_asked_about_once_and_the_answer_kept(fresh_answers: None) -> None:
+    assert asks("auto", HOSTED, "gpt-4o", "ask") and not takes_images("auto", HOSTED, "gpt-4o", "ask")
+    # Never asked: its own endpoint, a model that takes no images, 'yes'/'no', vision on/off.
+    assert not asks("auto", "http://127.0.0.1:8080/v1", "gpt-4o", "ask")
+    assert not asks("auto", HOSTED, "qwen2.5-coder", "ask")
+    assert not asks("auto", HOSTED, "gpt-4o", "yes") and takes_images("auto", HOSTED, "gpt-4o", "yes")
+    assert not asks("auto", HOSTED, "gpt-4o", "no") and not takes_images("auto", HOSTED, "gpt-4o", "no")
+    assert not asks("on", HOSTED, "gpt-4o", "ask") and not asks("off", HOSTED, "gpt-4o", "ask")
+    heard = keeper(HOSTED)
+    heard(AskApproval(("x = 1",), ("runs a process",), 1), Approval(True))  # about code: not kept
+    assert asks("auto", HOSTED, "gpt-4o", "ask")
+    heard(AskApproval((), ("a picture",), 1, kind="pictures"), Approval(False, "nobody can be asked here"))
+    assert asks("auto", HOSTED, "gpt-4o", "ask")  # nobody answered: asked again next time
+    heard(AskApproval((), ("a picture",), 1, kind="pictures"), Approval(True, "approved", asked=True))
+    assert not asks("auto", HOSTED, "gpt-4o", "ask") and takes_images("auto", HOSTED, "gpt-4o", "ask")
+    assert takes_images("auto", HOSTED, "gpt-4.1", "ask")  # the endpoint's answer, whichever model
+    assert asks("auto", "https://other.example/v1", "gpt-4o", "ask")  # another endpoint: its own question
+    heard(AskApproval((), ("a picture",), 1, kind="pictures"), Approval(False, "rejected by the user", asked=True))
+    assert not asks("auto", HOSTED, "gpt-4o", "ask") and not takes_images("auto", HOSTED, "gpt-4o", "ask")
+    assert takes_images("auto", HOSTED, "gpt-4o", "yes")  # the setting still wins
+
+
+def test_the_setting_takes_ask_yes_no_and_the_booleans_it_was() -> None:
+    s = AICISettings()
+    assert s.figures_to_hosted == "ask"
+    s.figures_to_hosted = True
+    assert s.figures_to_hosted == "yes"
+    s.figures_to_hosted = "NO"
+    assert s.figures_to_hosted == "no"
+    with pytest.raises(TraitError):
+        s.figures_to_hosted = "maybe"
+
+
+def test_yes_up_front_does_not_send_pictures_a_person_was_not_asked_about() -> None:
+    pictures_ = AskApproval((), ("a figure's picture would go to api.example.com",), 1, kind="pictures")
+    assert GrantAll().approve(AskApproval(("x = 1",), ("reason",), 1)).granted
+    assert not GrantAll().approve(pictures_).granted  # nobody behind --yes to ask
+
+    class Person:
+        def approve(self, request: AskApproval) -> Approval:
+            return Approval(request.kind == "pictures", "asked")
+
+    assert GrantAll(Person()).approve(pictures_) == Approval(True, "asked")
+
+
+def charted_loop(settings: LoopSettings, answers: list[bool]) -> tuple[list[Any], ScriptedClient]:
+    """The loop on a request that draws a chart then is answered in words; ``answers``: the
+    person's, in order. Returns what the person was asked (and told) and the model's requests."""
+    drew = drawn(png(64, 48))
+    model = ScriptedClient(["```python\nplot()\n```", "February peaks."])
+    asked: list[Any] = []
+
+    class Person:
+        def approve(self, request: AskApproval) -> Approval:
+            asked.append(request)
+            return Approval(answers.pop(0), "asked")
+
+    class Reporter(SilentReporter):
+        def notice(self, notice: Notice) -> None:
+            asked.append(notice)
+
+    class Executor:
+        def execute(self, code: str) -> ExecutionResult:
+            return drew
+
+    outcome = drive(agent_loop("which month peaks? plot it", "ctx", settings), model, Executor(),  # type: ignore[arg-type]
+                    reporter=Reporter(), approver=Person())  # type: ignore[arg-type]
+    assert outcome.status == "success"
+    return asked, model
+
+
+def test_the_loop_asks_before_the_first_picture_to_a_hosted_endpoint_and_sends_it_when_allowed() -> None:
+    asked, model = charted_loop(LoopSettings(ask_vision="api.example.com"), [True])
+    (question,) = [a for a in asked if isinstance(a, AskApproval)]
+    assert question.kind == "pictures" and question.code == ()
+    assert question.reasons[0].startswith("a figure's picture would go to api.example.com, a hosted endpoint")
+    assert [len(m[-1].images) for m in model.requests] == [0, 1]  # the answer's request carries it
+
+
+def test_a_refusal_sends_the_description_alone_and_says_so() -> None:
+    asked, model = charted_loop(LoopSettings(ask_vision="api.example.com"), [False])
+    assert [len(m[-1].images) for m in model.requests] == [0, 0]
+    assert BARS in model.requests[1][-1].content  # the words go either way
+    (notice,) = [a for a in asked if isinstance(a, Notice) and a.kind == "context"]
+    assert notice.text == "figures go to api.example.com in words only (asked)"
+
+
+def test_nothing_is_asked_where_pictures_go_or_never_go() -> None:
+    for settings, sent in ((LoopSettings(vision=True), 1), (LoopSettings(), 0)):
+        asked, model = charted_loop(settings, [])
+        assert not [a for a in asked if isinstance(a, AskApproval)]
+        assert [len(m[-1].images) for m in model.requests] == [0, sent]

@@ -87,6 +87,10 @@ class Decision(BaseModel):
     run_it: bool = False
 
 
+class PicturesDecision(BaseModel):
+    send_them: bool = False
+
+
 class ClientApprover:
     """The policy's question to the person, through the client's elicitation; where the client
     cannot ask, the code is refused with the line that says how the person allows it."""
@@ -103,6 +107,8 @@ class ClientApprover:
         return caps is not None and getattr(caps, "elicitation", None) is not None
 
     async def aapprove(self, request: AskApproval) -> Approval:
+        if request.kind == "pictures":
+            return await self._pictures(request)
         if not self._can_ask():
             return Approval(False, f"needs approval, but this MCP client cannot ask you; {self.how_to_allow}")
         code = "\n\n".join(request.code)
@@ -113,5 +119,18 @@ class ClientApprover:
         except Exception as exc:  # noqa: BLE001 - a client that failed to ask: refused, said why
             return Approval(False, f"the client could not ask you ({type(exc).__name__}); {self.how_to_allow}")
         if answer.action == "accept" and answer.data.run_it:
-            return Approval(True, "approved through the MCP client")
-        return Approval(False, "declined through the MCP client")
+            return Approval(True, "approved through the MCP client", asked=True)
+        return Approval(False, "declined through the MCP client", asked=True)
+
+    async def _pictures(self, request: AskApproval) -> Approval:
+        allow = "c.AICISettings.figures_to_hosted = 'yes' in the person's settings sends them"
+        if not self._can_ask():
+            return Approval(False, f"this MCP client cannot ask you; {allow}")
+        try:
+            answer = await self.ctx.elicit(f"An agent's run: {request.reasons[0]}. Send pictures there? "
+                                           "(Asked once for this endpoint while this server runs.)", PicturesDecision)
+        except Exception as exc:  # noqa: BLE001 - a client that failed to ask: not sent, said why
+            return Approval(False, f"the client could not ask you ({type(exc).__name__}); {allow}")
+        if answer.action == "accept" and answer.data.send_them:
+            return Approval(True, "allowed through the MCP client", asked=True)
+        return Approval(False, "declined through the MCP client", asked=True)

@@ -66,11 +66,11 @@ class SidebarRun:
         approval_id = f"{self._prefix}{len(self._approvals) + 1}"
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._approvals[approval_id] = future
-        what = "install" if request.kind == "install" else "run"
+        what = {"install": "install: ", "pictures": ""}.get(request.kind, "run: ")
         self.send({"type": "approve", "id": approval_id, "code": "\n\n".join(request.code),
-                   "reason": f"{what}: " + "; ".join(request.reasons)})
+                   "reason": what + "; ".join(request.reasons), "kind": request.kind})
         granted = await future
-        return Approval(True, "approved in the panel") if granted else Approval(False, "rejected in the panel")
+        return Approval(granted, "approved in the panel" if granted else "rejected in the panel", asked=True)
 
     def decided(self, message: dict[str, Any]) -> None:
         future = self._approvals.get(str(message.get("id")))

@@ -248,7 +248,7 @@ async def test_approval_round_trip() -> None:
     await asyncio.sleep(0)
     [shown] = sent
     assert shown == {"type": "approve", "id": shown["id"], "code": "import shutil\n\nshutil.rmtree('data')",
-                     "reason": "run: deletes files"}
+                     "reason": "run: deletes files", "kind": "run"}
     run.decided({"type": "approval", "id": shown["id"], "approved": False})
     approval = await pending
     assert approval.granted is False and approval.why == "rejected in the panel"
