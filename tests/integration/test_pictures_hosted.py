@@ -9,9 +9,13 @@ input box does.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -125,3 +129,37 @@ def test_the_setting_says_yes_or_no_and_nobody_is_asked(kernel: Any, model_serve
         run = ask(kernel, REQUEST if setting == "no" else AGAIN, [])
         assert run.status == "ok" and QUESTION not in run.stdout, setting
         assert [len(image_parts(r)) for r in model_server.requests] == [0, sent], setting
+
+
+def test_the_command_line_asks_on_its_terminal_and_without_one_sends_the_words(
+        tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    import asyncio
+    import os
+
+    from jupyter_ai_ci.drivers.terminal import TerminalApprover
+    from jupyter_ai_ci.events import AskApproval
+
+    # A real terminal (a pseudo-terminal): the question, then the person's "y".
+    request = AskApproval((), (f"{QUESTION}, and a picture cannot be masked",), 1, kind="pictures")
+    master, slave = os.openpty()
+    with os.fdopen(slave, "r") as tty, (tmp_path / "said.txt").open("w+") as said:
+        os.write(master, b"y\n")
+        approval = asyncio.run(TerminalApprover("a.ipynb: ", said, asyncio.Lock(), tty).aapprove(request))
+        said.seek(0)
+        assert said.read() == f"a.ipynb: ⚠ {request.reasons[0]}.\na.ipynb: Send pictures there? [y/N] "
+    os.close(master)
+    assert approval.granted and approval.asked
+
+    # No terminal (CI, a pipe): nobody is asked, the picture stays, the line says how to allow it.
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "a.ipynb")
+    chart(model_server)
+    proxy = model_server.base_url.removesuffix("/v1")
+    env = {**os.environ, "OPENAI_BASE_URL": HOSTED, "JUPYTER_AI_CI_MODEL": "gpt-4o", "HTTP_PROXY": proxy,
+           "http_proxy": proxy, "NO_PROXY": "", "no_proxy": ""}
+    proc = subprocess.run([sys.executable, "-m", "jupyter_ai_ci.drivers.cli", "run", "a.ipynb",
+                           "--prompt", "which month peaks? plot sales by month"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert [len(image_parts(r)) for r in model_server.requests] == [0, 0]
+    assert ("figures go to hosted.example in words only (nobody can be asked (stdin is not a terminal); "
+            "c.AICISettings.figures_to_hosted = 'yes' sends them)") in proc.stderr + proc.stdout

@@ -203,3 +203,55 @@ def test_an_asks_result_masks_what_the_kernel_holds(tmp_path: Path, model_server
     assert "the token is" in result.structured_content["outputs"]
     assert secret not in json.dumps(result.structured_content) and secret not in result.content[0].text
     assert secret not in json.dumps(model_server.requests)  # nor in what the model was sent
+
+
+CHART = "import matplotlib.pyplot as plt\nplt.bar(['jan', 'feb', 'mar'], [4, 9, 2])\nplt.show()"
+
+
+def test_a_picture_to_a_hosted_endpoint_is_asked_about_once_through_the_client(
+        tmp_path: Path, model_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The endpoint is a hosted name (the scripted model is its HTTP proxy) and the model takes
+    images: the person is asked through the client's elicitation, once for the server's life."""
+    from mcp.types import ElicitResult
+
+    from jupyter_ai_ci.testing.openai_server import image_parts
+
+    proxy = model_server.base_url.removesuffix("/v1")
+    for name, value in (("OPENAI_BASE_URL", "http://hosted.example/v1"), ("JUPYTER_AI_CI_MODEL", "gpt-4o"),
+                        ("HTTP_PROXY", proxy), ("http_proxy", proxy), ("NO_PROXY", ""), ("no_proxy", "")):
+        monkeypatch.setenv(name, value)
+    notebook(tmp_path / "a.ipynb")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"send_them": True})
+
+    async def steps(s: ClientSession) -> list[Any]:
+        model_server.script(py(CHART), Reply("February.", require="3 bars left to right"))
+        first = await s.call_tool("ask", {"request": "which month peaks? plot sales by month", "notebook": "a.ipynb"})
+        sent = [len(image_parts(r)) for r in model_server.requests]
+        model_server.script(py(CHART), Reply("March.", require="3 bars left to right"))
+        second = await s.call_tool("ask", {"request": "which month is lowest? plot it", "notebook": "a.ipynb"})
+        return [first, sent, second, [len(image_parts(r)) for r in model_server.requests]]
+
+    first, sent, second, sent_again = call(tmp_path, steps, elicitation_callback=answer)
+    assert not first.is_error and not second.is_error, first.content[0].text
+    assert sent == [0, 1] and sent_again == [0, 1]
+    assert len(asked) == 1 and "a figure's picture would go to hosted.example" in asked[0]
+
+    # A client that cannot ask: the words go alone, and the agent is told why as the run goes.
+    told: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        told.append(message or "")
+
+    async def without(s: ClientSession) -> Any:
+        model_server.script(py(CHART), Reply("February.", require="3 bars left to right"))
+        return await s.call_tool("ask", {"request": "which month peaks? plot sales by month", "notebook": "b.ipynb"},
+                                 progress_callback=progress)
+
+    notebook(tmp_path / "b.ipynb")
+    result = call(tmp_path, without)
+    assert not result.is_error and [len(image_parts(r)) for r in model_server.requests] == [0, 0]
+    assert any("figures go to hosted.example in words only (this MCP client cannot ask you" in t for t in told), told
