@@ -42,13 +42,18 @@ def model() -> Iterator[ScriptedOpenAIServer]:
 
 @pytest.fixture(scope="session")
 def lab(model: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    yield from start_lab(tmp_path_factory, {"OPENAI_BASE_URL": model.base_url})
+
+
+def start_lab(tmp_path_factory: pytest.TempPathFactory, endpoint: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """A JupyterLab server with the extension, its model at ``endpoint`` (environment variables)."""
     root = tmp_path_factory.mktemp("lab")
     home = tmp_path_factory.mktemp("home")
     port = _free_port()
     env = {
         **os.environ,
-        "OPENAI_BASE_URL": model.base_url,
         "JUPYTER_AI_CI_MODEL": "scripted-model",
+        **endpoint,
         # Kernels must run this environment's python, with this checkout installed.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "JUPYTER_CONFIG_DIR": str(home / "config"),
