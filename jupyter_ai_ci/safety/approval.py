@@ -24,7 +24,7 @@ def nobody_to_ask(request: AskApproval) -> str:
     """NO_STDIN, for an install in words that help: no policy runs an install unasked, so
     "set the policy to 'auto'" was no way out (found by a newcomer who had)."""
     if request.kind == "pictures":
-        return "nobody can be asked here; %config AICISettings.figures_to_hosted = 'yes' sends them"
+        return "nobody can be asked here; %config AskMagics.figures_to_hosted = 'yes' sends them"
     if request.kind != "install":
         return NO_STDIN
     return f"{_NOBODY}; use --yes, or allow the package: %config AskMagics.allow = ['pip:{request.package}']"

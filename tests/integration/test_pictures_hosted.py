@@ -113,7 +113,7 @@ def test_no_stdin_no_picture_and_yes_up_front_is_no_answer(kernel: Any, model_se
     assert run.status == "ok", run.reply
     assert [len(image_parts(r)) for r in model_server.requests] == [0, 0]
     assert ("figures go to hosted.example in words only (nobody can be asked here; "
-            "%config AICISettings.figures_to_hosted = 'yes' sends them)") in run.shown
+            "%config AskMagics.figures_to_hosted = 'yes' sends them)") in run.shown
     # --yes approves code, not pictures: the person is still asked.
     chart(model_server)
     prompts: list[str] = []
