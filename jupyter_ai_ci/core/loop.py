@@ -285,7 +285,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 steps=settings.steps,
             ), step_results)))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
-    if not wants_answer(settings.answer, request, step_results, settings.vision):
+    if not wants_answer(settings.answer, request, step_results, settings.vision or bool(settings.ask_vision)):
         return outcome("success")
     # One more call: the model has written code, not read its output; now it answers from it.
     output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)

@@ -94,8 +94,8 @@ def allowed(results: Sequence[ExecutionResult], settings: LoopSettings,
                                           "words goes either way)",), attempt, kind="pictures")
         host, settings = settings.ask_vision, replace(settings, vision=approval.granted, ask_vision="")
         if not approval.granted:
-            yield Notice("context", f"figures go to {host} in words only ({approval.why or 'declined'})",
-                         attempt=attempt)
+            if approval.why:  # "": no request goes (a replay), nothing to say
+                yield Notice("context", f"figures go to {host} in words only ({approval.why})", attempt=attempt)
             images = ()
     return images, settings
 

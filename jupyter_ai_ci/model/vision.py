@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from urllib.parse import urlparse
 
@@ -84,12 +84,21 @@ def answered(base_url: str | None, granted: bool) -> None:
         _answers[str(base_url)] = granted
 
 
-def keeper(base_url: str | None) -> Callable[[AskApproval, Approval], None]:
-    """For the run's approver (``safety.approval.Vouched``): keeps an answer about pictures."""
-    def heard(request: AskApproval, approval: Approval) -> None:
+class Answers:
+    """The person's answer about pictures to ``base_url``, for the run's approver
+    (``safety.approval.Vouched``): recalled before asking, kept when a person gave it."""
+
+    def __init__(self, base_url: str | None) -> None:
+        self.base_url = str(base_url)
+
+    def recall(self, request: AskApproval) -> Approval | None:
+        with _lock:
+            said = _answers.get(self.base_url) if request.kind == "pictures" else None
+        return None if said is None else Approval(said, "" if said else "you said no for this endpoint", asked=True)
+
+    def heard(self, request: AskApproval, approval: Approval) -> None:
         if request.kind == "pictures" and approval.asked:  # nobody to ask is asked again next time
-            answered(base_url, approval.granted)
-    return heard
+            answered(self.base_url, approval.granted)
 
 
 def has_images(messages: Sequence[Message]) -> bool:

@@ -34,7 +34,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from jupyter_ai_ci.events import CallModel, Cell, ExecutionResult, LoopGen, Message, ModelReply, Notice, Outcome
+from jupyter_ai_ci.events import (
+    Approval,
+    AskApproval,
+    CallModel,
+    Cell,
+    ExecutionResult,
+    LoopGen,
+    Message,
+    ModelReply,
+    Notice,
+    Outcome,
+)
 from jupyter_ai_ci.notebook import signing
 from jupyter_ai_ci.notebook.store import RecordFiles
 from jupyter_ai_ci.text import python_blocks
@@ -176,6 +187,8 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
             # the model for one; the replayed cells and their outputs stand alone.  One whose
             # answer failed goes live for it (below): it is the only call made.
             result = ModelReply("", model=record.model)
+        elif isinstance(action, AskApproval) and action.kind == "pictures" and not live and queue:
+            result = NOTHING_SENT  # the next reply comes from the record: no picture to ask about
         else:
             if isinstance(action, CallModel):
                 live += 1
@@ -190,6 +203,10 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
         except StopIteration as stop:
             outcome: Outcome = stop.value
             return replace(outcome, requests=live)
+
+
+# The answer to "may a picture go?" where no request is sent: no, said by nobody (no line, nothing kept).
+NOTHING_SENT = Approval(False, "")
 
 
 class ReplayStore(RecordFiles):

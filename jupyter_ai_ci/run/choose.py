@@ -17,7 +17,18 @@ from dataclasses import replace
 from typing import Any
 
 from jupyter_ai_ci.errors import UsageProblem
-from jupyter_ai_ci.events import NO_ANSWER, CallModel, Consensus, Group, LoopGen, ModelReply, Notice, Outcome
+from jupyter_ai_ci.events import (
+    NO_ANSWER,
+    AskApproval,
+    CallModel,
+    Consensus,
+    Group,
+    LoopGen,
+    ModelReply,
+    Notice,
+    Outcome,
+)
+from jupyter_ai_ci.notebook.replay import NOTHING_SENT
 
 
 def chosen(vote: Consensus | None, number: int) -> tuple[Consensus, Group]:
@@ -42,6 +53,8 @@ def applying(loop: LoopGen, vote: Consensus, group: Group, number: int) -> LoopG
         result: Any
         if isinstance(action, CallModel):
             result = ModelReply(text) if action.purpose == "first" else ModelReply("", finish_reason=NO_ANSWER)
+        elif isinstance(action, AskApproval) and action.kind == "pictures":
+            result = NOTHING_SENT  # no model call follows: nothing to ask
         else:
             try:
                 result = yield action

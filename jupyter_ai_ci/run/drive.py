@@ -158,6 +158,7 @@ class AsyncApprover(Protocol):
 
 NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with "
                  "%config AICISettings.allow, --yes, or policy 'auto'")
+NOBODY_FOR_PICTURES = "nobody can be asked here; AICISettings.figures_to_hosted = 'yes' sends them"
 UNSUPPORTED = TransactionReport(supported=False)
 Inspector = Callable[[Inspect], FailureNotes]
 AsyncInspector = Callable[[Inspect], Awaitable[FailureNotes]]
@@ -182,7 +183,9 @@ def _sync_other(action: Any, executor: Any, approver: Any, report: Reporter) -> 
             return None if isinstance(action, Commit) else UNSUPPORTED
         return method(action.code) if isinstance(action, Checkpoint) else method()
     if isinstance(action, AskApproval):
-        return approver.approve(action) if approver is not None else Approval(False, NOBODY_TO_ASK)
+        if approver is not None:
+            return approver.approve(action)
+        return Approval(False, NOBODY_FOR_PICTURES if action.kind == "pictures" else NOBODY_TO_ASK)
     if isinstance(action, Install):
         install = getattr(executor, "install", None)
         return install(action.package) if install is not None else None

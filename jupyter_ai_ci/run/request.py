@@ -185,7 +185,7 @@ class Run:
         replay record this user did not sign (``GrantAll``).  None: nobody can be asked."""
         inner = GrantAll(asker) if self.options.yes else asker
         # Pictures to a hosted endpoint are asked about once: the answer holds in this process.
-        self.vouching = Vouched(inner, vision.keeper(self.endpoint.base_url)) if inner is not None else None
+        self.vouching = Vouched(inner, vision.Answers(self.endpoint.base_url)) if inner is not None else None
         return self.vouching
 
     def keep(self, values: Sequence[str]) -> None:

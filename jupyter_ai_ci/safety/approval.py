@@ -10,9 +10,11 @@ immediate refusal: never a wait nobody can answer.
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from jupyter_ai_ci.events import Approval, AskApproval
 
@@ -49,7 +51,9 @@ class GrantAll:
         if not request.review and request.kind != "pictures":
             return Approval(True, "--yes")
         approve = getattr(self.asker, "approve", None)
-        return approve(request) if approve is not None else Approval(False, NOBODY_FOR_REVIEW)
+        if approve is not None:
+            return approve(request)  # type: ignore[no-any-return]
+        return Approval(False, nobody_to_ask(request) if request.kind == "pictures" else NOBODY_FOR_REVIEW)
 
     async def aapprove(self, request: AskApproval) -> Approval:
         aapprove = getattr(self.asker, "aapprove", None)
@@ -58,27 +62,49 @@ class GrantAll:
         return self.approve(request)
 
 
+class Memo(Protocol):
+    """What a person answered before (``model.vision.Answers``: pictures to an endpoint)."""
+
+    def recall(self, request: AskApproval) -> Approval | None: ...
+
+    def heard(self, request: AskApproval, approval: Approval) -> None: ...
+
+
+# One question about pictures at a time per event loop: two runs at once (the panel's tabs, the
+# command line's --jobs) would both ask, and the second answer overwrite the first.
+_asking: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
 class Vouched:
     """The run's approver, remembering whether a person approved code that needed review:
     only then may the replay record it came from be signed with this user's key (a record
-    served, or approved by nobody, stays unverified).  ``heard`` is told every answer (the run
-    keeps the answer about pictures to a hosted endpoint, asked once)."""
+    served, or approved by nobody, stays unverified).  ``memo`` answers what was answered
+    before (pictures to a hosted endpoint are asked about once) and keeps new answers."""
 
-    def __init__(self, inner: Any, heard: Callable[[AskApproval, Approval], None] | None = None) -> None:
+    def __init__(self, inner: Any, memo: Memo | None = None) -> None:
         self.inner = inner
-        self.heard = heard
+        self.memo = memo
         self.vouched = False
 
     def _note(self, request: AskApproval, approval: Approval) -> Approval:
         self.vouched |= bool(request.review) and approval.granted
-        if self.heard is not None:
-            self.heard(request, approval)
+        if self.memo is not None:
+            self.memo.heard(request, approval)
         return approval
 
     def approve(self, request: AskApproval) -> Approval:
-        return self._note(request, self.inner.approve(request))
+        known = self.memo.recall(request) if self.memo is not None else None
+        return known if known is not None else self._note(request, self.inner.approve(request))
 
     async def aapprove(self, request: AskApproval) -> Approval:
+        if self.memo is None or request.kind != "pictures":
+            return await self._aask(request)
+        lock = _asking.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        async with lock:  # asked by another run meanwhile: its answer stands
+            known = self.memo.recall(request)
+            return known if known is not None else await self._aask(request)
+
+    async def _aask(self, request: AskApproval) -> Approval:
         aapprove = getattr(self.inner, "aapprove", None)
         approval = await aapprove(request) if aapprove is not None else self.inner.approve(request)
         return self._note(request, approval)
@@ -129,7 +155,7 @@ class StdinApprover:
             # ipykernel raises StdinNotImplementedError (a RuntimeError) without stdin.
             if isinstance(exc, EOFError):  # Ctrl-D at the prompt: the refusal goes on a line of its own
                 self.say("\n")
-                return Approval(False, "rejected by the user (end of input)", asked=True)
+                return Approval(False, "rejected by the user (end of input)")
             return Approval(False, f"{nobody_to_ask(request)} ({type(exc).__name__})")
         if answer.strip().lower() in ("y", "yes"):
             return Approval(True, "approved", asked=True)

@@ -21,9 +21,9 @@ from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import Approval, AskApproval, ErrorInfo, ExecutionResult, Message, Notice
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
-from jupyter_ai_ci.model.vision import asks, family_takes_images, forget, keeper, own_endpoint, takes_images
+from jupyter_ai_ci.model.vision import Answers, asks, family_takes_images, forget, own_endpoint, takes_images
 from jupyter_ai_ci.run.drive import SilentReporter, drive
-from jupyter_ai_ci.safety.approval import GrantAll
+from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 from jupyter_ai_ci.notebook.reader import png_size
 
 
@@ -133,7 +133,7 @@ def test_a_hosted_endpoint_is_asked_about_once_and_the_answer_kept(fresh_answers
     assert not asks("auto", HOSTED, "gpt-4o", "yes") and takes_images("auto", HOSTED, "gpt-4o", "yes")
     assert not asks("auto", HOSTED, "gpt-4o", "no") and not takes_images("auto", HOSTED, "gpt-4o", "no")
     assert not asks("on", HOSTED, "gpt-4o", "ask") and not asks("off", HOSTED, "gpt-4o", "ask")
-    heard = keeper(HOSTED)
+    heard = Answers(HOSTED).heard
     heard(AskApproval(("x = 1",), ("runs a process",), 1), Approval(True))  # about code: not kept
     assert asks("auto", HOSTED, "gpt-4o", "ask")
     heard(AskApproval((), ("a picture",), 1, kind="pictures"), Approval(False, "nobody can be asked here"))
@@ -170,7 +170,8 @@ def test_yes_up_front_does_not_send_pictures_a_person_was_not_asked_about() -> N
     assert GrantAll(Person()).approve(pictures_) == Approval(True, "asked")
 
 
-def charted_loop(settings: LoopSettings, answers: list[bool]) -> tuple[list[Any], ScriptedClient]:
+def charted_loop(settings: LoopSettings, answers: list[bool],
+                 wrap: Any = None) -> tuple[list[Any], ScriptedClient]:
     """The loop on a request that draws a chart then is answered in words; ``answers``: the
     person's, in order. Returns what the person was asked (and told) and the model's requests."""
     drew = drawn(png(64, 48))
@@ -180,7 +181,7 @@ def charted_loop(settings: LoopSettings, answers: list[bool]) -> tuple[list[Any]
     class Person:
         def approve(self, request: AskApproval) -> Approval:
             asked.append(request)
-            return Approval(answers.pop(0), "asked")
+            return Approval(answers.pop(0), "asked", asked=True)
 
     class Reporter(SilentReporter):
         def notice(self, notice: Notice) -> None:
@@ -190,7 +191,8 @@ def charted_loop(settings: LoopSettings, answers: list[bool]) -> tuple[list[Any]
         def execute(self, code: str) -> ExecutionResult:
             return drew
 
-    outcome = drive(agent_loop("which month peaks? plot it", "ctx", settings), model, Executor(),  # type: ignore[arg-type]
+    loop = agent_loop("which month peaks? plot it", "ctx", settings)
+    outcome = drive(wrap(loop) if wrap else loop, model, Executor(),  # type: ignore[arg-type]
                     reporter=Reporter(), approver=Person())  # type: ignore[arg-type]
     assert outcome.status == "success"
     return asked, model
@@ -217,3 +219,40 @@ def test_nothing_is_asked_where_pictures_go_or_never_go() -> None:
         asked, model = charted_loop(settings, [])
         assert not [a for a in asked if isinstance(a, AskApproval)]
         assert [len(m[-1].images) for m in model.requests] == [0, sent]
+
+
+def test_two_runs_at_once_ask_one_question_and_the_second_takes_its_answer(fresh_answers: None) -> None:
+    import asyncio
+
+    question = AskApproval((), ("a figure's picture would go to api.example.com",), 1, kind="pictures")
+    asked: list[AskApproval] = []
+
+    class SlowPerson:  # answers after a while, as a person at the panel's card does
+        async def aapprove(self, request: AskApproval) -> Approval:
+            asked.append(request)
+            await asyncio.sleep(0.05)
+            return Approval(True, "approved in the panel", asked=True)
+
+    async def both() -> list[Approval]:
+        runs = [Vouched(SlowPerson(), Answers(HOSTED)) for _ in range(2)]
+        return list(await asyncio.gather(*(r.aapprove(question) for r in runs)))
+
+    first, second = asyncio.run(both())
+    assert len(asked) == 1 and first.granted and second.granted
+    # Dismissed (no answer) or nobody there: nothing kept, the next run asks again.
+    forget()
+    memo = Answers(HOSTED)
+    memo.heard(question, Approval(False, "declined through the MCP client"))  # dismissed: asked False
+    assert memo.recall(question) is None
+
+
+def test_a_replayed_request_asks_nothing_about_pictures() -> None:
+    from jupyter_ai_ci.notebook.replay import Record, replaying
+
+    record = Record(key="k", request="which month peaks? plot it", model="gpt-4o", endpoint_host="api.example.com",
+                    replies=("```python\nplot()\n```", "February peaks."), attempts=1, prompt_tokens=1,
+                    completion_tokens=1, requests=2, generated_at="2026-11-28T00:00:00Z")
+    asked, model = charted_loop(LoopSettings(ask_vision="api.example.com"), [],
+                                wrap=lambda loop: replaying(loop, record))
+    assert not [a for a in asked if isinstance(a, AskApproval)] and model.requests == []
+    assert not [a for a in asked if isinstance(a, Notice) and a.kind == "context"]

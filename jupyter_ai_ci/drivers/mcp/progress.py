@@ -133,4 +133,5 @@ class ClientApprover:
             return Approval(False, f"the client could not ask you ({type(exc).__name__}); {allow}")
         if answer.action == "accept" and answer.data.send_them:
             return Approval(True, "allowed through the MCP client", asked=True)
-        return Approval(False, "declined through the MCP client", asked=True)
+        # Cancelled (dismissed): no answer, asked again next time; declined or unticked: kept.
+        return Approval(False, "declined through the MCP client", asked=answer.action != "cancel")
