@@ -32,6 +32,7 @@ from bench.success.dabench_run import as_records as dabench_records  # noqa: E40
 from bench.success.dabench_store import Store, commit  # noqa: E402
 from bench.success.charts import CHARTS  # noqa: E402
 from bench.success.data import generate  # noqa: E402
+from bench.success.followups import FOLLOWUPS  # noqa: E402
 from bench.success.heldout import HELDOUT  # noqa: E402
 from bench.success.harness import BenchConfig, Job, TaskRun, as_records, run_bench  # noqa: E402
 from bench.success.report import chart, summarize, table, write_json  # noqa: E402
@@ -70,9 +71,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--scripted", action="store_true", help="scripted model, every schedule (exact)")
     mode.add_argument("--model", metavar="NAME", help="a real model at OPENAI_BASE_URL / OPENAI_API_KEY; "
                       "'local' or 'local:NAME|PATH' for the managed local model")
-    p.add_argument("--suite", choices=("main", "heldout", "charts", "dabench"), default="main",
+    p.add_argument("--suite", choices=("main", "heldout", "charts", "followups", "dabench"), default="main",
                    help="the task suite, the held-out tasks prompts were never tuned on, the chart tasks "
-                   "(the suite's plot tasks and bench/success/charts.py), or InfiAgent-DABench's questions "
+                   "(the suite's plot tasks and bench/success/charts.py), the follow-up tasks (a request "
+                   "after an earlier one in the same notebook; a real model answers each both as a "
+                   "follow-up and as after New chat, in one run), or InfiAgent-DABench's questions "
                    "(give their folder as PATH)")
     p.add_argument("--no-descriptions", action="store_true",
                    help="the kernel does not describe figures (context/figurehook.py off): the model is told "
@@ -116,6 +119,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.descriptions_both and (args.scripted or args.no_descriptions):
         raise SystemExit("success_rate: --descriptions-both runs a real model both ways: not with --scripted "
                          "or --no-descriptions")
+    if args.one_shot and args.suite == "followups":
+        p.error("--one-shot asks one request alone: a follow-up task has requests before it")
     if args.one_shot and args.scripted:
         p.error("--one-shot needs a model (--model NAME): the scripted schedules script the loop alone")
     if args.report is None and not (args.scripted or args.model):
@@ -160,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         return dabench_main(args)
     if args.resume:
         raise SystemExit("success_rate: --resume is for --suite dabench (a task suite runs in one sitting)")
-    suites = {"heldout": HELDOUT, "charts": [t for t in TASKS if t.category == "plot"] + CHARTS}
+    suites = {"heldout": HELDOUT, "charts": [t for t in TASKS if t.category == "plot"] + CHARTS,
+              "followups": FOLLOWUPS}
     tasks = select(args.tasks, suites.get(args.suite, TASKS))
     mode = "scripted" if args.scripted else args.model
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -188,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.descriptions_both:  # each task told and not told what its figures show, in turn
             jobs = [Job(j.task, way, j.candidates, described) for i, j in enumerate(jobs)
                     for way, described in (("described", True), ("undescribed", False))[::1 if i % 2 == 0 else -1]]
+            group = "by_schedule"
+        if args.suite == "followups":  # each task's last request as a follow-up and as if new, in turn
+            jobs = [Job(j.task, way, j.candidates, j.described, fresh) for i, j in enumerate(jobs)
+                    for way, fresh in (("follow-up", False), ("fresh", True))[::1 if i % 2 == 0 else -1]]
             group = "by_schedule"
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start

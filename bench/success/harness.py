@@ -28,11 +28,12 @@ from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient,
 from jupyter_ai_ci.events import Notice
 from jupyter_ai_ci.run.drive import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
-from jupyter_ai_ci.run.request import Run
+from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 from . import answer as answer_module
+from .followups import ask_before, scripted
 from .oneshot import SUITE_SYSTEM, one_shot
 from .pool import run_pool
 from .schedules import replies
@@ -117,6 +118,7 @@ class Job:
     schedule: str
     candidates: int = 1  # 0: the one-shot baseline (oneshot.py), not the loop
     described: bool | None = None  # figures described in the kernel (None: BenchConfig.described)
+    fresh: bool = False  # a follow-up task's last request asked as after New chat: the whole context
 
 
 @dataclass
@@ -186,7 +188,7 @@ class Worker:
         assert self.executor is not None and self.model is not None
         task, config = job.task, self.config
         if self.server is not None:
-            self.server.script(*replies(task, job.schedule, config.retries))
+            self.server.script(*scripted(task), *replies(task, job.schedule, config.retries))
         chdir = f"os.chdir({str(config.data_dir.resolve())!r})\n"
         described = config.described if job.described is None else job.described
         await self.executor.run(_RESET + chdir + (_DESCRIBED if described else _UNDESCRIBED), store_history=False)
@@ -205,7 +207,11 @@ class Worker:
                                 fix_from_start=config.fix_from_start, candidates=job.candidates)
         started = time.perf_counter()
         try:
-            run = Run(Session(settings, self.model), task.request(), source="bench")
+            session = Session(settings, self.model)
+            if task.before:  # a follow-up's earlier requests: neither graded nor timed
+                await ask_before(session, task, self.executor, Timings())
+                started = time.perf_counter()
+            run = Run(session, task.request(), Options(new=job.fresh), source="bench")
             first = FirstResult()
             result = await run_async(run, RemoteKernel(self.executor.evaluate), self.executor, first, None, timings)
             outcome = result.outcome

@@ -74,6 +74,9 @@ class Task:
     prompt: str  # without the ANSWER_NOTE, which request() adds
     reference: str  # Python run in the data directory; sets `answer`
     check: Checker = field(default=close)
+    # Earlier requests in the same notebook, asked first and not graded (followups.py): each a
+    # request and the code the scripted model answers it with.
+    before: tuple[tuple[str, str], ...] = ()
 
     def request(self) -> str:
         return self.prompt.strip() + ANSWER_NOTE

@@ -131,3 +131,34 @@ def test_a_chart_drawn_in_the_wrong_order_with_descriptions_and_without(
     assert [(r["correct"], r["attempts"]) for r in on["runs"]] == [(True, 2)]
     assert [(r["correct"], r["silent_wrong"], r["attempts"]) for r in off["runs"]] == [(False, True, 1)]
     assert off["meta"]["described"] is False
+
+
+def test_the_follow_up_tasks_run_with_the_scripted_model(tmp_path: Path) -> None:
+    """--suite followups: each task's earlier requests through the loop in the same session, then
+    its last request; every reference passes its checker in a real kernel."""
+    assert main(["--scripted", "--suite", "followups", "--schedules", "fail-0", "--jobs", "2",
+                 "--out", str(tmp_path)]) == 0
+    runs = json.loads((tmp_path / "success.json").read_text())["runs"]
+    assert len(runs) == 10 and {r["category"] for r in runs} == {"follow-up"}
+    assert [r["task"] for r in runs if not (r["correct"] and r["attempts"] == 1)] == []
+
+
+def test_a_follow_up_is_asked_both_ways_in_one_run(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
+    """A real model (the scripted server stands in): the last request as a follow-up, after the
+    earlier one as it was sent plus what changed, and as after New chat, with the whole context."""
+    from bench.success.followups import FOLLOWUPS, scripted
+
+    task = next(t for t in FOLLOWUPS if t.id == "fu_top_product")
+    (earlier,) = scripted(task)
+    model_server.script(earlier, fenced(task.reference), earlier, fenced(task.reference))
+    assert main(["--model", "stand-in", "--suite", "followups", "--tasks", task.id, "--jobs", "1",
+                 "--out", str(tmp_path)]) == 0
+    assert model_server.misses == [] and len(model_server.requests) == 4
+    record = json.loads((tmp_path / "success.json").read_text())
+    assert [(r["schedule"], r["correct"]) for r in record["runs"]] == [("follow-up", True), ("fresh", True)]
+    first, follow_up, _, fresh = (r["messages"] for r in model_server.requests)
+    assert follow_up[:len(first)] == first and len(follow_up) == len(first) + 2  # + its reply, + what changed
+    assert "what changed since the last request" in follow_up[-1]["content"]
+    assert len(fresh) == 2 and "sales.csv" in fresh[-1]["content"]  # system + the whole context
+    assert task.request() in follow_up[-1]["content"] and task.request() in fresh[-1]["content"]
+    assert set(record["summary"]["by_schedule"]) == {"follow-up", "fresh"}
