@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     # The bench makes the local model's client itself: what 'auto' means for it is said here.
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=data_dir, retries=args.retries, jobs=args.jobs, endpoint=endpoint, client=client,
-                         fix_from_start=fix, described=not args.no_descriptions,
+                         fix_from_start=fix, described=not args.no_descriptions, cold=mode.startswith("local"),
                          gateway_url=args.gateway_url, gateway_token=args.gateway_token, timeout=args.timeout,
                          log=out / "requests.jsonl" if args.log and not args.scripted else None)
     started = time.perf_counter()
@@ -263,7 +263,7 @@ def dabench_main(args: argparse.Namespace) -> int:
         raise SystemExit(f"success_rate: {exc}") from None
     fix = "always" if args.fix_from_start == "auto" and mode.startswith("local") else args.fix_from_start
     config = BenchConfig(data_dir=out / "work", retries=args.retries, jobs=args.jobs, endpoint=endpoint,
-                         client=client, fix_from_start=fix, gateway_url=args.gateway_url,
+                         client=client, fix_from_start=fix, cold=mode.startswith("local"), gateway_url=args.gateway_url,
                          gateway_token=args.gateway_token, timeout=args.timeout,
                          log=out / "requests.jsonl" if args.log else None)
     config.data_dir.mkdir(exist_ok=True)

@@ -117,6 +117,7 @@ class DabenchWorker(Worker):
         for index in order:
             way = ways[index]
             await self._fresh(question)
+            await self.chill()
             started = time.perf_counter()
             try:
                 answered = await way(question)

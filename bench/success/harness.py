@@ -135,6 +135,10 @@ class BenchConfig:
     fix_from_start: str = "auto"  # AICISettings.fix_from_start ('always' for the local model: its 'auto')
     log: Path | None = None  # every request and reply, one JSON line each (--log)
     described: bool = True  # figures described in the kernel (False: --no-descriptions, the baseline of #40)
+    # Empty the model server's prompt cache before each run (the local model): a temperature-0 reply
+    # differs when the whole prompt is cached (bench_cache_determinism.py), and the way asked second
+    # would otherwise read the first way's prompt from the cache.
+    cold: bool = False
 
 
 class RecordingClient:
@@ -194,6 +198,7 @@ class Worker:
         await self.executor.run(_RESET + chdir + (_DESCRIBED if described else _UNDESCRIBED), store_history=False)
         if isinstance(self.model[1], RecordingClient):
             self.model[1].task = task.id
+        await self.chill()
         if job.candidates == 0:
             return await self._one_shot(task, job.schedule)
         timings = Timings()
@@ -255,6 +260,11 @@ class Worker:
         return TaskRun(task.id, task.category, schedule, status, 1, correct, ran and not correct,
                        once.usage.prompt_tokens, once.usage.completion_tokens, once.model_seconds, ran_for, 0.0,
                        len(once.results), once.error, candidates=0, seconds=seconds, first_seconds=seconds)
+
+    async def chill(self) -> None:
+        """``BenchConfig.cold``: one short unrelated request, so the next one reads its prompt anew."""
+        if self.config.cold and self.model is not None:
+            await self.model[1].acomplete([Message("system", "Answer in one word."), Message("user", "Ready?")])
 
     async def _answer(self) -> Any:
         assert self.executor is not None

@@ -162,3 +162,23 @@ def test_a_follow_up_is_asked_both_ways_in_one_run(tmp_path: Path, model_server:
     assert len(fresh) == 2 and "sales.csv" in fresh[-1]["content"]  # system + the whole context
     assert task.request() in follow_up[-1]["content"] and task.request() in fresh[-1]["content"]
     assert set(record["summary"]["by_schedule"]) == {"follow-up", "fresh"}
+
+
+def test_a_cold_bench_empties_the_models_cache_before_each_run(tmp_path: Path,
+                                                                model_server: ScriptedOpenAIServer) -> None:
+    """BenchConfig.cold (the local model's): one short unrelated request before a run, so the way
+    asked second does not read the first way's prompt from the cache (a temperature-0 reply
+    differs when the whole prompt is cached: bench/bench_cache_determinism.py)."""
+    import asyncio
+
+    from bench.success.harness import BenchConfig, Worker
+    from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+
+    endpoint = Endpoint(model="stand-in", base_url=model_server.base_url, max_retries=0)
+    for cold, sent in ((False, 0), (True, 1)):
+        model_server.script("Ready.")
+        worker = Worker(BenchConfig(data_dir=tmp_path, endpoint=endpoint, cold=cold))
+        worker.model = (endpoint, OpenAIClient(endpoint))
+        asyncio.run(worker.chill())
+        assert len(model_server.requests) == sent, cold
+    assert [m["content"] for m in model_server.requests[0]["messages"]] == ["Answer in one word.", "Ready?"]
