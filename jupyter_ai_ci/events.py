@@ -263,6 +263,11 @@ class AskApproval:
     review: str = ""
 
     @property
+    def person_only(self) -> bool:
+        """Only a person may answer: ``--yes`` does not (unsigned replayed code, pictures)."""
+        return bool(self.review) or self.kind == "pictures"
+
+    @property
     def package(self) -> str:
         """The package an install asks for (its code is ``%pip install NAME``); "" for code."""
         return self.code[0].rsplit(" ", 1)[-1] if self.kind == "install" and self.code else ""

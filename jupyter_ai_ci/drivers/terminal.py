@@ -77,9 +77,9 @@ class TerminalApprover:
         self.stdin = stdin
 
     async def aapprove(self, request: AskApproval) -> Approval:
-        if not self.stdin.isatty() and request.kind == "pictures":
-            return Approval(False, f"nobody can be asked (stdin is not a terminal); {PICTURES_ALLOWED}")
         if not self.stdin.isatty():
+            if request.kind == "pictures":
+                return Approval(False, f"nobody can be asked (stdin is not a terminal); {PICTURES_ALLOWED}")
             if request.kind == "install":  # no policy installs unasked: "--policy auto" was no way out
                 return Approval(False, NO_TTY.split("; ")[0] + f"; pass --yes to approve, or allow the "
                                 f"package: --allow 'pip:{request.package}'")

@@ -6,7 +6,7 @@ hosted or not); ``auto`` when the model's name is of a family that takes images 
 loopback or private address -- or the person allows a hosted one: a picture cannot be masked,
 so sending what a chart shows to a third party is the person's call (docs/safety.md).
 ``AICISettings.figures_to_hosted``: ``yes``, ``no``, or ``ask`` -- once per endpoint in a
-process, before the first picture would go (``asks``); the answer is kept here (``answered``).
+process, before the first picture would go (``asks``); the answer is kept here (``Answers``).
 
 A model that answers a request with pictures by a 400 that names images is asked again without
 them, and that model at that endpoint is not sent pictures again in this process (as
@@ -78,12 +78,6 @@ def asks(mode: VisionMode, base_url: str | None, model: str, to_hosted: str) -> 
         return (str(base_url), model) not in _refused and str(base_url) not in _answers
 
 
-def answered(base_url: str | None, granted: bool) -> None:
-    """The person's answer about pictures to ``base_url``: kept for this process."""
-    with _lock:
-        _answers[str(base_url)] = granted
-
-
 class Answers:
     """The person's answer about pictures to ``base_url``, for the run's approver
     (``safety.approval.Vouched``): recalled before asking, kept when a person gave it."""
@@ -98,7 +92,8 @@ class Answers:
 
     def heard(self, request: AskApproval, approval: Approval) -> None:
         if request.kind == "pictures" and approval.asked:  # nobody to ask is asked again next time
-            answered(self.base_url, approval.granted)
+            with _lock:  # kept for this process
+                _answers[self.base_url] = approval.granted
 
 
 def has_images(messages: Sequence[Message]) -> bool:

@@ -48,7 +48,7 @@ class GrantAll:
     def approve(self, request: AskApproval) -> Approval:
         # Nor a figure's picture to a hosted endpoint: --yes is about code; a picture cannot be
         # masked, and a notebook someone sent could say --yes for you.
-        if not request.review and request.kind != "pictures":
+        if not request.person_only:
             return Approval(True, "--yes")
         approve = getattr(self.asker, "approve", None)
         if approve is not None:
@@ -57,7 +57,7 @@ class GrantAll:
 
     async def aapprove(self, request: AskApproval) -> Approval:
         aapprove = getattr(self.asker, "aapprove", None)
-        if (request.review or request.kind == "pictures") and aapprove is not None:
+        if request.person_only and aapprove is not None:
             return await aapprove(request)  # type: ignore[no-any-return]
         return self.approve(request)
 
