@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,22 @@ def kernel_of(lab: dict[str, Any], name: str) -> dict[str, Any] | None:
 def wait_idle(page: Any, timeout: float = 60_000) -> None:
     # The toolbar's execution indicator, once the kernel has started and is idle.
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+
+
+def saved_notebook(lab: dict[str, Any], name: str, until: Callable[[dict[str, Any]], Any],
+                   timeout: float = 30) -> dict[str, Any]:
+    """The notebook as saved, once ``until(notebook)`` holds.
+
+    Jupyter Server's "atomic" save writes the file in place (the old copy is its backup), so a
+    read during a save can find it empty or cut short: that read is taken as not saved yet."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = json.loads((lab["root"] / name).read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            last = None
+        if last is not None and until(last):
+            return last  # type: ignore[no-any-return]
+        assert time.monotonic() < deadline, f"{name} not saved as expected: {json.dumps(last)[:2000]}"
+        time.sleep(0.2)

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, saved_notebook, wait_idle
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
@@ -53,8 +53,8 @@ def test_ask_inserts_several_cells_with_outputs(page: Any, lab: dict[str, Any],
 
     # Saved to disk: the new cells name the %%ask cell they came from.
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
-    nb = json.loads((lab["root"] / name).read_text())
+    nb = saved_notebook(lab, name, lambda nb: len(nb["cells"]) >= 4
+                        and "jupyter_ai_ci" in nb["cells"][2].get("metadata", {}))
     ask_id = nb["cells"][1]["id"]
     meta = nb["cells"][2]["metadata"]["jupyter_ai_ci"]
     assert meta["ask_cell_id"] == ask_id

@@ -8,12 +8,11 @@ its generated cell takes the place of the applied one's, and the cell says who c
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
-from labutil import make_notebook, open_notebook, wait_idle
+from labutil import make_notebook, open_notebook, saved_notebook, wait_idle
 from test_chat_panel import picture
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -82,9 +81,8 @@ def test_disagreement_shows_the_other_results_and_use_this_one_applies_one(
 
     # Saved: the generated cell is candidate 2's, linked to its %%ask cell.
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
-    nb = json.loads((lab["root"] / name).read_text())
-    assert "".join(nb["cells"][2]["source"]).startswith("n = 36")
+    nb = saved_notebook(lab, name, lambda nb: len(nb["cells"]) > 2
+                        and "".join(nb["cells"][2]["source"]).startswith("n = 36"))
     assert nb["cells"][2]["metadata"]["jupyter_ai_ci"]["ask_cell_id"] == nb["cells"][1]["id"]
 
 

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import nbformat
-from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, saved_notebook, wait_idle
 from test_sidebar import ask, prepare, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -151,7 +151,7 @@ def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], mode
     page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
     panel = page.locator(PANEL)
     panel.locator(".jp-aici-user", has_text="make a list of prices").wait_for()
-    assert "Here are the prices" in panel.locator(".jp-aici-model").inner_text()
+    panel.locator(".jp-aici-model", has_text="Here are the prices").wait_for()  # markdown renders a moment later
     assert "prices = [3, 4]" in panel.locator(".jp-aici-model .jp-aici-codeblock").inner_text()
     assert "Done in 1 attempt" in panel.locator(".jp-aici-done").inner_text()
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 1 model call · 430 tokens"
@@ -230,11 +230,7 @@ def test_comm_metadata_from_the_kernel_is_not_applied(page: Any, lab: dict[str, 
     # Saved: only our own metadata key, and the server does not count the cell as trusted.
     page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
     page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 20
-    while len(json.loads((lab["root"] / name).read_text())["cells"]) < 2:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    cell = json.loads((lab["root"] / name).read_text())["cells"][1]
+    cell = saved_notebook(lab, name, lambda nb: len(nb["cells"]) >= 2)["cells"][1]
     assert set(cell["metadata"]) <= {"jupyter_ai_ci", "trusted"}, cell["metadata"]
     assert cell["metadata"].get("trusted") in (None, False)
     assert "application/javascript" not in json.dumps(cell["outputs"])
@@ -261,7 +257,8 @@ def test_a_cell_that_printed_megabytes_does_not_block_the_next_request(
     box.press("Enter")
     panel.locator(".jp-aici-done, .jp-aici-error").first.wait_for(timeout=60_000)
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()[:500]
-    assert "Hello." in panel.locator(".jp-aici-model").last.inner_text()
+    # The reply's markdown is rendered after the line that ends the run, a moment later when busy.
+    panel.locator(".jp-aici-model", has_text="Hello.").last.wait_for()
     # "Answered without code" is said once, by the last line (an italic notice said it too).
     assert panel.locator(".jp-aici-notice").count() == 0, panel.locator(".jp-aici-notice").all_inner_texts()
     assert "Answered without code" in panel.locator(".jp-aici-done").last.inner_text()

@@ -9,12 +9,10 @@ in-place ``+=`` applied once: ``runs`` ends at 2, not 3, with no second run).
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
 import pytest
-from labutil import make_notebook, open_notebook, wait_idle
+from labutil import make_notebook, open_notebook, saved_notebook, wait_idle
 from test_chat_panel import picture
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -112,12 +110,6 @@ def test_fix_explain_reject_accept(page: Any, lab: dict[str, Any], model: Script
 
     # The old source is recorded in the fixed cell's metadata, once saved.
     page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 30
-    while True:
-        saved = json.loads((lab["root"] / name).read_text())["cells"]
-        record = saved[1].get("metadata", {}).get("jupyter_ai_ci_fix")
-        if record:
-            break
-        assert time.monotonic() < deadline, saved[1]
-        time.sleep(0.3)
+    saved = saved_notebook(lab, name, lambda nb: nb["cells"][1].get("metadata", {}).get("jupyter_ai_ci_fix"))["cells"]
+    record = saved[1]["metadata"]["jupyter_ai_ci_fix"]
     assert record["fixes"]["source"] == FAILING and "".join(saved[1]["source"]) == FIXED

@@ -3,11 +3,9 @@ the session's usage, and a replayed request can be asked of the model again."""
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
-from labutil import ARTIFACTS, wait_idle
+from labutil import ARTIFACTS, saved_notebook, wait_idle
 from test_sidebar import ask, prepare
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -21,14 +19,10 @@ def save(page: Any) -> None:
 
 def saved_cells(lab: dict[str, Any], name: str, count: int, timeout: float = 30) -> list[dict[str, Any]]:
     """The notebook's cells on disk, once it has ``count`` cells whose provenance is complete."""
-    deadline = time.monotonic() + timeout
-    while True:
-        cells = json.loads((lab["root"] / name).read_text())["cells"]
-        done = [c for c in cells if "attempts" in c.get("metadata", {}).get("jupyter_ai_ci", {})]
-        if len(cells) == count and len(done) == count - 1:
-            return cells  # type: ignore[no-any-return]
-        assert time.monotonic() < deadline, f"not saved with provenance: {json.dumps(cells, indent=1)}"
-        time.sleep(0.2)
+    def complete(nb: dict[str, Any]) -> bool:
+        done = [c for c in nb["cells"] if "attempts" in c.get("metadata", {}).get("jupyter_ai_ci", {})]
+        return len(nb["cells"]) == count and len(done) == count - 1
+    return saved_notebook(lab, name, complete, timeout)["cells"]  # type: ignore[no-any-return]
 
 
 def test_provenance_usage_and_regenerate(page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
