@@ -131,8 +131,9 @@ class AICISettings(Configurable):
         default_value="auto",
         help="Send the figures a step drew to the model as pictures (PNG, at most 1024 px, at most 3 "
         "a request), beside their descriptions in words, which every model gets. 'auto': when the "
-        "model's name is of a family that takes images (gpt-4o, gpt-4.1, gpt-5, Claude, Gemini, "
-        "Qwen-VL, LLaVA, ...) and the endpoint is on this machine or a private network, or you "
+        "endpoint's model list says the model takes images or, where it says nothing, the "
+        "model's name is of a family that does (gpt-4o, gpt-4.1, gpt-5, Claude, Gemini, "
+        "Qwen-VL, LLaVA, ...), and the endpoint is on this machine or a private network, or you "
         "allow a hosted one (figures_to_hosted, asked once by default); 'on': to this endpoint "
         "whatever it is; 'off': never. A picture cannot be masked (docs/safety.md). A model that "
         "refuses pictures is not sent them again.",

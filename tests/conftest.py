@@ -44,6 +44,7 @@ def model_server(_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch)
     _server.api_key = None
     _server.max_n = None
     _server.refuse_images = False
+    _server.models, _server.models_headers = None, {}
     monkeypatch.setenv("OPENAI_BASE_URL", _server.base_url)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("JUPYTER_AI_CI_MODEL", raising=False)

@@ -26,7 +26,7 @@ from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, res
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.nocode import no_code
-from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, allowed
+from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, allowed, seeing
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -285,6 +285,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 steps=settings.steps,
             ), step_results)))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
+    settings = seeing(settings)
     if not wants_answer(settings.answer, request, step_results, settings.vision or bool(settings.ask_vision)):
         return outcome("success")
     # One more call: the model has written code, not read its output; now it answers from it.

@@ -80,11 +80,21 @@ def pictures(results: Sequence[ExecutionResult]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kept))
 
 
+def seeing(settings: LoopSettings) -> LoopSettings:
+    """``settings`` with ``vision`` and ``ask_vision`` as they are now, decided once: the run
+    decided them before its first request, which reads the endpoint's model list."""
+    if settings.figures is None:
+        return settings
+    vision, ask = settings.figures()
+    return replace(settings, vision=vision, ask_vision="" if vision else ask, figures=None)
+
+
 def allowed(results: Sequence[ExecutionResult], settings: LoopSettings,
             attempt: int) -> Generator[Action, Any, tuple[tuple[str, ...], LoopSettings]]:
     """The pictures a message about ``results`` carries, and the settings from then on.  Before
     the first picture would go to a hosted endpoint (``settings.ask_vision``) the person is asked,
     once (a refusal, or nobody to ask, sends the descriptions alone)."""
+    settings = seeing(settings)
     if not (settings.vision or settings.ask_vision):
         return (), settings
     images = pictures(results)

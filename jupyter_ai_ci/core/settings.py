@@ -6,6 +6,7 @@ both read it without importing each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from jupyter_ai_ci.core.answer import AnswerMode
@@ -43,3 +44,6 @@ class LoopSettings:
     # The hosted endpoint (its host) to ask about once, before a figure's picture first goes there
     # (AICISettings.figures_to_hosted 'ask'); "" asks nothing.  Granted, ``vision`` turns on.
     ask_vision: str = ""
+    # ``vision`` and ``ask_vision`` asked again at the first figure (core/pictures.py): by then the
+    # first request has read the endpoint's model list, which may say what the model takes.
+    figures: Callable[[], tuple[bool, str]] | None = field(default=None, compare=False)

@@ -18,6 +18,8 @@ asks its ``/v1/models`` once, and a llama.cpp server is sent ``repeat_penalty`` 
   ``PARAMETER repeat_penalty 1`` in a Modelfile (docs/configuration.md).
 - Anything else, or a probe that fails or is slow: ``unknown``, sent nothing extra.
 
+What the list says each model takes (images) is kept too, for ``vision = 'auto'`` (model/listed.py).
+
 Candidates (core/consensus.py) ask for several choices in one request, ``n``: neither llama.cpp
 nor Ollama is ever sent it (they give one choice), every other server is (``takes_n``) until it
 refuses it: one that answers ``n`` > 1 with a 400 (Groq: "'n' : number must be at most 1") is
@@ -36,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from jupyter_ai_ci.model import transport
+from jupyter_ai_ci.model import listed, transport
 
 __all__ = ["LLAMA_CPP", "OLLAMA", "OPENAI", "PROBE_TIMEOUT", "UNKNOWN", "adetect", "detect", "fields_for",
            "forget", "kind_from_models", "openai_hosted", "refused_n", "refuses_n",
@@ -125,7 +127,7 @@ def detect(sdk: Any, base_url: str | None) -> str:
         return kind
     try:
         reply = sdk.get("/models", cast_to=transport.http_library().Response, options=_PROBE_OPTIONS)
-        return _remember(str(base_url), kind_from_models(_json(reply), reply.headers))
+        return _read(str(base_url), reply)
     except Exception as exc:  # noqa: BLE001 -- any failure is "unknown": the request goes out plain
         return _failed(str(base_url), exc)
 
@@ -137,7 +139,7 @@ async def adetect(sdk: Any, base_url: str | None) -> str:
         return kind
     try:
         reply = await sdk.get("/models", cast_to=transport.http_library().Response, options=_PROBE_OPTIONS)
-        return _remember(str(base_url), kind_from_models(_json(reply), reply.headers))
+        return _read(str(base_url), reply)
     except Exception as exc:  # noqa: BLE001
         return _failed(str(base_url), exc)
 
@@ -145,11 +147,15 @@ async def adetect(sdk: Any, base_url: str | None) -> str:
 _PROBE_OPTIONS = {"timeout": PROBE_TIMEOUT, "max_retries": 0}
 
 
-def _json(reply: Any) -> Any:
+def _read(base_url: str, reply: Any) -> str:
+    """The kind the list in ``reply`` shows, remembered, with what it says its models take."""
     try:
-        return reply.json()
+        payload = reply.json()
     except ValueError:
-        return None
+        payload = None
+    kind = kind_from_models(payload, reply.headers)
+    listed.learn(base_url, payload, serves_one=kind == LLAMA_CPP)
+    return _remember(base_url, kind)
 
 
 def _known(base_url: str | None) -> str | None:
@@ -187,3 +193,4 @@ def forget() -> None:
     with _lock:
         _kinds.clear()
         _no_n.clear()
+    listed.forget()

@@ -1,8 +1,9 @@
 """Which models are sent a figure's picture, and a model that refuses pictures (issue #40).
 
 ``AICISettings.vision``: ``off`` never; ``on`` always (the person said so, for this endpoint,
-hosted or not); ``auto`` when the model's name is of a family that takes images (GPT-4o, 4.1,
-5, Claude, Gemini, Qwen-VL, LLaVA and the like) and the endpoint is the person's own -- a
+hosted or not); ``auto`` when the endpoint's model list says the model takes images
+(model/listed.py) or, where it says nothing, the model's name is of a family that does (GPT-4o,
+4.1, 5, Claude, Gemini, Qwen-VL, LLaVA and the like) and the endpoint is the person's own -- a
 loopback or private address -- or the person allows a hosted one: a picture cannot be masked,
 so sending what a chart shows to a third party is the person's call (docs/safety.md).
 ``AICISettings.figures_to_hosted``: ``yes``, ``no``, or ``ask`` -- once per endpoint in a
@@ -23,7 +24,7 @@ from dataclasses import replace
 from urllib.parse import urlparse
 
 from jupyter_ai_ci.events import Approval, AskApproval, Message
-from jupyter_ai_ci.model import dialect
+from jupyter_ai_ci.model import dialect, listed
 from jupyter_ai_ci.model.transport import loopback
 
 VisionMode = str  # "auto" | "on" | "off" (config.AICISettings.vision)
@@ -42,6 +43,13 @@ _lock = threading.Lock()
 
 def family_takes_images(model: str) -> bool:
     return bool(_FAMILIES.search(model.rsplit("/", 1)[-1]))
+
+
+def _sees(base_url: str | None, model: str) -> bool:
+    """Whether ``model`` takes images, by what the endpoint's model list said of it where it said
+    anything (model/listed.py; read with the first request), else by its family's name."""
+    said = listed.takes_images(base_url, model)
+    return family_takes_images(model) if said is None else said
 
 
 def own_endpoint(base_url: str | None) -> bool:
@@ -64,7 +72,7 @@ def takes_images(mode: VisionMode, base_url: str | None, model: str, to_hosted: 
         said = _answers.get(str(base_url))
     if mode == "on":
         return True
-    if mode != "auto" or not family_takes_images(model):
+    if mode != "auto" or not _sees(base_url, model):
         return False
     return own_endpoint(base_url) or to_hosted == "yes" or (to_hosted == "ask" and said is True)
 
@@ -72,7 +80,7 @@ def takes_images(mode: VisionMode, base_url: str | None, model: str, to_hosted: 
 def asks(mode: VisionMode, base_url: str | None, model: str, to_hosted: str) -> bool:
     """Whether the person is to be asked before a picture goes to this hosted endpoint: it would
     take them, the setting says ``ask``, and nobody answered for this endpoint in this process."""
-    if to_hosted != "ask" or mode != "auto" or not family_takes_images(model) or own_endpoint(base_url):
+    if to_hosted != "ask" or mode != "auto" or own_endpoint(base_url) or not _sees(base_url, model):
         return False
     with _lock:
         return (str(base_url), model) not in _refused and str(base_url) not in _answers

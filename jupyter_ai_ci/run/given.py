@@ -23,7 +23,7 @@ from jupyter_ai_ci.model.client import TextCallback
 from jupyter_ai_ci.executors import AsyncExecutor
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings, adrive
 from jupyter_ai_ci.run.flow import RemoteKernel
-from jupyter_ai_ci.run.request import check_size, judged_in, policy_of
+from jupyter_ai_ci.run.rules import check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.safety.approval import GrantAll
 

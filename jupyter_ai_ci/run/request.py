@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.privacy import MaskingClient, longest_first, mask_messages, mask_secrets, secret_values
 from jupyter_ai_ci.context.snapshot import Query, Snapshot
@@ -33,9 +32,9 @@ from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outco
 from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import choose, lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
+from jupyter_ai_ci.run.rules import check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched
-from jupyter_ai_ci.safety.policy import PolicySettings
 
 
 @dataclass(frozen=True)
@@ -78,35 +77,6 @@ def held_in_cells(n: int, answer: str = "", unanswered: bool = False) -> LoopGen
     return Outcome("not-run", answer=answer, reason="held by its generated cells")
 
 
-def policy_of(s: AICISettings) -> PolicySettings:
-    """The person's policy, allow and deny lists, as the loop reads them."""
-    return PolicySettings(s.policy, tuple(s.allow), tuple(s.deny))  # type: ignore[arg-type]
-
-
-def judged_in(policy: PolicySettings, snapshot: Snapshot) -> PolicySettings:
-    """``policy`` as the kernel stands: relative writes judged from where the kernel is now, not
-    where its notebook is, and names from the user's own cells (``from subprocess import run``)
-    as what they are."""
-    return replace(policy, moved=snapshot.moved, bindings=snapshot.bindings, folders=snapshot.folders)
-
-
-def check_size(request: str, limit_kb: int) -> None:
-    """Refuse a request over the limit before it reaches the model or the notebook's metadata
-    (a 9 MB paste would be sent whole, and copied into every generated cell)."""
-    size = len(request.encode("utf-8", "surrogatepass"))
-    if size > limit_kb * 1000:
-        shown, limit = _in_kb(size), f"{limit_kb} kB"
-        if shown == f"{limit_kb:.1f} kB":  # "the request is 64.0 kB; the limit is 64 kB" read as no excess
-            shown, limit = f"{size:,} bytes", f"{limit_kb * 1000:,} bytes ({limit_kb} kB)"
-        raise UsageProblem(f"the request is {shown}; the limit is {limit} — put large data "
-                           "in a file or variable and refer to it")
-
-
-def _in_kb(n: int) -> str:
-    # In the limit's own units (max_request_kb: decimal kB), not the binary KB of a file's size.
-    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
-
-
 class Run:
     def __init__(self, session: Session, request: str, options: Options = Options(), *, thread: str = "",
                  replay_dir: str | os.PathLike[str] | None = None, source: str = "",
@@ -146,6 +116,7 @@ class Run:
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
             vision=self.endpoint.takes_images,  # figures go as pictures too (model/vision.py)
             ask_vision=self.endpoint.host if self.endpoint.asks_for_images else "",
+            figures=self._figures if self.endpoint.vision == "auto" else None,
         )
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
         # What goes wrong with the store (a read-only or full folder, a damaged record) is one
@@ -168,6 +139,10 @@ class Run:
                                         "endpoint_host": self.endpoint.host, "source": source}
         self.vouching: Vouched | None = None  # the approver of this run (``approver``)
         self.context: Context | None = None  # the notebook context the loop was told (``start``)
+
+    def _figures(self) -> tuple[bool, str]:
+        # At the first figure: the endpoint's model list, read by then, may say what the model takes.
+        return self.endpoint.takes_images, self.endpoint.host if self.endpoint.asks_for_images else ""
 
     def check(self) -> None:
         """Raise ``NoEndpoint`` (one line that says what to set) unless a model can be asked."""

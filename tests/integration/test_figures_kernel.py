@@ -120,6 +120,23 @@ def test_a_vision_model_on_this_machine_sees_the_picture_scaled_down(kernel: Any
     assert [pictures_sent(r) for r in model_server.requests] == [[], []]
 
 
+def test_auto_follows_what_the_endpoints_model_list_says_the_model_takes(model_server: ScriptedOpenAIServer) -> None:
+    # A new kernel: the list is read by its first request, as a person's first %%ask reads it.
+    model_server.models = {"object": "list", "data": [
+        {"id": "acme/charts-1", "architecture": {"input_modalities": ["text", "image"]}},  # no family's name
+        {"id": "acme/gpt-4o-text", "architecture": {"input_modalities": ["text"]}},  # a vision family's name
+    ]}
+    with ask_kernel(model_server.base_url) as kc:
+        model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+        assert run_cell(kc, "%%ask --model acme/charts-1\nwhich month peaks? plot sales by month").status == "ok"
+        assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 1]
+        assert [g for g in model_server.gets if g.endswith("/models")] == ["/v1/models"]
+        model_server.script(py(BARS), Reply("February.", require=DESCRIBED))
+        assert run_cell(kc, "%%ask --model acme/gpt-4o-text\nwhich month peaks? draw the sales").status == "ok"
+        assert [len(pictures_sent(r)) for r in model_server.requests] == [0, 0]  # the description only
+        assert not [g for g in model_server.gets if g.endswith("/models")]  # read once a process
+
+
 def test_a_model_that_refuses_pictures_is_asked_again_without_them_and_remembered(
         kernel: Any, model_server: ScriptedOpenAIServer) -> None:
     model_server.refuse_images = True

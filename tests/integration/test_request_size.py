@@ -41,7 +41,7 @@ def test_the_cli_refuses_a_9_mb_request(tmp_path: Path, model_server: ScriptedOp
 def test_just_over_the_limit_says_bytes_not_the_same_kb_twice() -> None:
     # Found by a newcomer: 64,011 bytes read "the request is 64.0 kB; the limit is 64 kB".
     from jupyter_ai_ci.errors import UsageProblem
-    from jupyter_ai_ci.run.request import check_size
+    from jupyter_ai_ci.run.rules import check_size
 
     with pytest.raises(UsageProblem, match=r"^the request is 64,011 bytes; the limit is 64,000 bytes \(64 kB\)"):
         check_size("x" * 64_011, 64)

@@ -170,12 +170,12 @@ def test_yes_up_front_does_not_send_pictures_a_person_was_not_asked_about() -> N
     assert GrantAll(Person()).approve(pictures_) == Approval(True, "asked")
 
 
-def charted_loop(settings: LoopSettings, answers: list[bool],
-                 wrap: Any = None) -> tuple[list[Any], ScriptedClient]:
+def charted_loop(settings: LoopSettings, answers: list[bool], wrap: Any = None,
+                 model: ScriptedClient | None = None) -> tuple[list[Any], ScriptedClient]:
     """The loop on a request that draws a chart then is answered in words; ``answers``: the
     person's, in order. Returns what the person was asked (and told) and the model's requests."""
     drew = drawn(png(64, 48))
-    model = ScriptedClient(["```python\nplot()\n```", "February peaks."])
+    model = model or ScriptedClient(["```python\nplot()\n```", "February peaks."])
     asked: list[Any] = []
 
     class Person:
@@ -219,6 +219,27 @@ def test_nothing_is_asked_where_pictures_go_or_never_go() -> None:
         asked, model = charted_loop(settings, [])
         assert not [a for a in asked if isinstance(a, AskApproval)]
         assert [len(m[-1].images) for m in model.requests] == [0, sent]
+
+
+def test_whether_pictures_go_is_decided_at_the_first_figure_after_the_first_request() -> None:
+    # The run decides before its first request; that request reads the endpoint's model list,
+    # which may say the model sees (model/listed.py): the loop asks again at the first figure.
+    model = ScriptedClient(["```python\nplot()\n```", "February peaks."])
+    calls: list[int] = []
+
+    def figures() -> tuple[bool, str]:
+        calls.append(len(model.requests))
+        return True, ""
+
+    asked, _ = charted_loop(LoopSettings(figures=figures), [], model=model)
+    assert calls == [1]  # once, after the first request
+    assert [len(m[-1].images) for m in model.requests] == [0, 1]
+    assert not [a for a in asked if isinstance(a, AskApproval)]
+    asked, model = charted_loop(LoopSettings(vision=True, figures=lambda: (False, "")), [])
+    assert [len(m[-1].images) for m in model.requests] == [0, 0]  # what is known then wins
+    asked, model = charted_loop(LoopSettings(figures=lambda: (False, "api.example.com")), [True])
+    assert [a.kind for a in asked if isinstance(a, AskApproval)] == ["pictures"]  # a hosted one: asked
+    assert [len(m[-1].images) for m in model.requests] == [0, 1]
 
 
 def test_two_runs_at_once_ask_one_question_and_the_second_takes_its_answer(fresh_answers: None) -> None:
