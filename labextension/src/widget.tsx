@@ -282,8 +282,9 @@ function EntryView(props: {
                 ? `not answered: the run ended first, ${e.pictures ? 'nothing was sent' : 'nothing ran'}`
                 : e.pictures
                   ? e.decision === 'approved'
-                    ? 'sent (asked once for this endpoint)'
-                    : 'not sent: its description in words went alone'
+                    ? // What was sent is said where it went: the figure the model was shown, below.
+                      'allowed: pictures may go to this endpoint (asked once, until the server restarts)'
+                    : 'not allowed: figures go to this endpoint in words only'
                   : e.decision}
             </div>
           ) : (

@@ -48,10 +48,12 @@ def test_the_card_asks_once_and_send_sends_the_picture(page: Any, hosted_lab: di
     picture(page, "panel-pictures-card.png")
     card.locator("button.jp-mod-accept", has_text="Send").click()
     panel.locator(".jp-aici-done").wait_for(timeout=60_000)
-    assert "sent (asked once for this endpoint)" in card.inner_text()
+    assert "allowed: pictures may go to this endpoint (asked once" in card.inner_text()
     assert all(p.startswith("http://hosted.example/v1") for p in model.posts)
     assert [len(image_parts(r)) for r in model.requests] == [0, 1]
     panel.get_by_text("February peaks, at 9.").wait_for()
+    # What went is said where it went: under the attempt, the figure the model was shown.
+    assert panel.locator(".jp-aici-shown summary").first.inner_text() == "the figure the model was shown"
 
     # Notebook 7, the same server: the answer holds, no card, the picture goes.
     chart(model)
