@@ -20,7 +20,7 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.core.prompts import SYSTEM
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 ROWS = "\n".join(f"    {i}  {['north', 'south', 'east'][i % 3]}  {i * 7 % 50}  {i * 1.25:.2f}  "
                  f"2024-0{1 + i % 9}-1{i % 9}" for i in range(60))

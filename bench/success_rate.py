@@ -41,7 +41,8 @@ from bench.success.suite import TASKS  # noqa: E402
 from bench.success.tasks import Task  # noqa: E402
 from jupyter_ai_ci.config import AICISettings  # noqa: E402
 from jupyter_ai_ci.errors import AICIError  # noqa: E402
-from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint  # noqa: E402
+from jupyter_ai_ci.model.client import AsyncModelClient
+from jupyter_ai_ci.model.endpoint import Endpoint  # noqa: E402
 
 
 class Progress:

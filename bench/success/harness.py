@@ -24,7 +24,8 @@ from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.executors.connection import KernelConnection
 from jupyter_ai_ci.executors.kernel import KernelExecutor
 from jupyter_ai_ci.events import Message, ModelReply, Outcome
-from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.client import AsyncModelClient, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.events import Notice
 from jupyter_ai_ci.run.drive import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelUnreachable
 from jupyter_ai_ci.model import runtime
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import OpenAIClient
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.model.keeper import STOP_GRACE
 from jupyter_ai_ci.model.local_auth import NotOurs, Secrets, child_env, new_secrets, ready
 

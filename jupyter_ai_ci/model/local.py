@@ -25,7 +25,8 @@ from pathlib import Path
 from jupyter_ai_ci.errors import ModelError
 from jupyter_ai_ci.events import Message, ModelReply
 from jupyter_ai_ci.model import dialect, hub, runtime, turns, weights
-from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient, TextCallback
+from jupyter_ai_ci.model.client import OpenAIClient, TextCallback
+from jupyter_ai_ci.model.endpoint import KEY_KEPT_ENV, Endpoint
 from jupyter_ai_ci.model.llama_server import LocalModelError, LocalServer, PortTaken, _servers, server_for, stop_all
 
 __all__ = ["LocalClient", "LocalModelError", "LocalServer", "PortTaken", "bundled_model", "localized",

@@ -27,7 +27,7 @@ from jupyter_ai_ci.core.usage import Entry
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.events import CallModel, LoopGen, Message, Notice, Outcome
 from jupyter_ai_ci.model import vision
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outcome, replaying
 from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import choose, lookup

@@ -17,7 +17,8 @@ from jupyter_ai_ci.context.since import follows
 from jupyter_ai_ci.core.usage import UsageLog
 from jupyter_ai_ci.errors import BudgetExceeded
 from jupyter_ai_ci.events import Consensus, Message, Outcome
-from jupyter_ai_ci.model.client import AsyncModelClient, Endpoint, ModelClient, OpenAIClient
+from jupyter_ai_ci.model.client import AsyncModelClient, ModelClient, OpenAIClient
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 # Outcomes worth remembering and replaying: not failures, refusals or budget stops.
 KEEPABLE = ("success", "answered", "not-run")

@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_ai_ci.model import local, runtime
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 from .kernel_helpers import run_cell, start_kernel
 

@@ -19,7 +19,7 @@ import pytest
 
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 from ..unit.test_local_auth import Squatter
 

@@ -23,7 +23,7 @@ import pytest
 
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import llama_server, local, runtime, turns
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.model.local_auth import new_secrets
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 from jupyter_ai_ci.testing.openai_server import Reply
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 model = Path(sys.argv[1])
 client = local.LocalClient(Endpoint(model="local:" + str(model)), model, lambda text: print(text, end="", flush=True))
 print("reply:", client.complete([Message("user", sys.argv[2])]).text, flush=True)

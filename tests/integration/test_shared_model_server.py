@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import llama_server, local, runtime
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 from ..unit.test_local_auth import Squatter
 from .kernel_helpers import start_kernel
@@ -35,7 +35,7 @@ ASK = """
 from pathlib import Path
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 client = local.LocalClient(Endpoint(model="m", max_tokens={tokens}), Path({model!r}),
                           lambda text: print(text, end="", flush=True), 600)
 reply = client.complete([Message("user", {prompt!r})], lambda text: print("·", end="", flush=True))

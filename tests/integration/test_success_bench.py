@@ -172,7 +172,8 @@ def test_a_cold_bench_empties_the_models_cache_before_each_run(tmp_path: Path,
     import asyncio
 
     from bench.success.harness import BenchConfig, Worker
-    from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+    from jupyter_ai_ci.model.client import OpenAIClient
+    from jupyter_ai_ci.model.endpoint import Endpoint
 
     endpoint = Endpoint(model="stand-in", base_url=model_server.base_url, max_retries=0)
     for cold, sent in ((False, 0), (True, 1)):

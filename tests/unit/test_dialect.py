@@ -20,7 +20,8 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.errors import ModelServerError
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import dialect
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import OpenAIClient
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.model.local import localized
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 

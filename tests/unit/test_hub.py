@@ -25,7 +25,7 @@ FETCH = """
 import json, sys
 from pathlib import Path
 from jupyter_ai_ci.model import local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 if sys.argv[2] == "no-hub":
     sys.modules["huggingface_hub"] = None  # as if it were not installed
 said = []

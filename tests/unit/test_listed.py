@@ -10,7 +10,8 @@ import pytest
 
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import dialect, listed, vision
-from jupyter_ai_ci.model.client import Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import OpenAIClient
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 from jupyter_ai_ci.testing.openai_server import image_parts
 

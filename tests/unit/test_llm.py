@@ -15,7 +15,8 @@ from jupyter_ai_ci.errors import (
     NoEndpoint,
 )
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model.client import KEY_KEPT_ENV, Endpoint, OpenAIClient
+from jupyter_ai_ci.model.client import OpenAIClient
+from jupyter_ai_ci.model.endpoint import KEY_KEPT_ENV, Endpoint
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 HI = [Message("user", "hi")]

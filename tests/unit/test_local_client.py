@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_ai_ci.events import Message
 from jupyter_ai_ci.model import llama_server, local
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from jupyter_ai_ci.errors import ModelServerError
 from jupyter_ai_ci.events import Message
-from jupyter_ai_ci.model.client import Endpoint, map_error
+from jupyter_ai_ci.model.endpoint import Endpoint
+from jupyter_ai_ci.model.failures import map_error
 from jupyter_ai_ci.model.reply import Accumulator, StreamError, aevents, events
 from jupyter_ai_ci.tokens import estimate_usage
 

@@ -13,7 +13,8 @@ from jupyter_ai_ci.context.build import Context
 from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import NoEndpoint, UsageProblem
 from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult, Outcome, TransactionReport
-from jupyter_ai_ci.model.client import Endpoint, ScriptedClient
+from jupyter_ai_ci.model.client import ScriptedClient
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, replay_key
 from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
 from jupyter_ai_ci.run.flow import run_sync

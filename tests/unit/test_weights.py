@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_ai_ci.model import local, weights
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.model.weights import SplitModel, WeightsError
 
 SLICES = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]

@@ -35,7 +35,7 @@ def keep_keys_from_kernels(settings: Any, environ: MutableMapping[str, str]) -> 
 
         blank_initial(removed)
     if removed:  # the magic in those kernels says why it has no key (model/client.py)
-        from jupyter_ai_ci.model.client import KEY_KEPT_ENV
+        from jupyter_ai_ci.model.endpoint import KEY_KEPT_ENV
 
         environ[KEY_KEPT_ENV] = "1"
     return removed

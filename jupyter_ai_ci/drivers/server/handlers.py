@@ -26,7 +26,7 @@ from jupyter_ai_ci.drivers.server.protocol import oversized
 from jupyter_ai_ci.drivers.server.fix import SidebarFix
 from jupyter_ai_ci.drivers.server.run import SidebarRun
 from jupyter_ai_ci.drivers.server.undo import SidebarUndo
-from jupyter_ai_ci.model.client import Endpoint
+from jupyter_ai_ci.model.endpoint import Endpoint
 
 SETTINGS_KEY = "jupyter_ai_ci"
 

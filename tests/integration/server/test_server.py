@@ -285,7 +285,7 @@ async def test_kernels_do_not_get_the_key_and_the_sidebar_still_sends_it(
         reply = await client.execute("", user_expressions={
             "key": "repr(__import__('os').environ.get('OPENAI_API_KEY'))",
             # The magic in this kernel says why it has no key (not "set OPENAI_API_KEY").
-            "magic": "__import__('jupyter_ai_ci.model.client').model.client.Endpoint('m').check()"},
+            "magic": "__import__('jupyter_ai_ci.model.endpoint').model.endpoint.Endpoint('m').check()"},
             reply=True, timeout=60)
     finally:
         client.stop_channels()
