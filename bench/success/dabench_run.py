@@ -25,7 +25,7 @@ from jupyter_ai_ci.config import AICISettings
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.events import ExecutionResult
 from jupyter_ai_ci.model.client import OpenAIClient
-from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.run.report import Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session

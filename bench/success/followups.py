@@ -12,7 +12,7 @@ a person.  Written before any run on them; never to tune on single tasks.
 from __future__ import annotations
 
 from jupyter_ai_ci.executors.kernel import KernelExecutor
-from jupyter_ai_ci.run.drive import SilentReporter, Timings
+from jupyter_ai_ci.run.report import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Run
 from jupyter_ai_ci.run.session import Session

@@ -27,7 +27,7 @@ from jupyter_ai_ci.events import Message, ModelReply, Outcome
 from jupyter_ai_ci.model.client import AsyncModelClient, OpenAIClient, TextCallback
 from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.events import Notice
-from jupyter_ai_ci.run.drive import SilentReporter, Timings
+from jupyter_ai_ci.run.report import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session

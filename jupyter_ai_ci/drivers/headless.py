@@ -36,7 +36,8 @@ from jupyter_ai_ci.notebook.document import (
 )
 from jupyter_ai_ci.notebook.placing import Live, place_cells
 from jupyter_ai_ci.notebook.reader import SESSION_ENV
-from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover
+from jupyter_ai_ci.run.report import Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel, run_async
 from jupyter_ai_ci.run.request import Options, Result, Run
 from jupyter_ai_ci.run.session import Session

@@ -30,7 +30,7 @@ from jupyter_ai_ci.notebook import once
 from jupyter_ai_ci.notebook.comm import CommSink, frontend_info
 from jupyter_ai_ci.notebook.replay import ReplayStore
 from jupyter_ai_ci.notebook.sinks import CellSink, NextInputSink
-from jupyter_ai_ci.run.drive import Timings
+from jupyter_ai_ci.run.report import Timings
 from jupyter_ai_ci.run.fixcell import KINDS
 from jupyter_ai_ci.run.flow import InProcessKernel, run_sync
 from jupyter_ai_ci.run.request import Options, Result, Run

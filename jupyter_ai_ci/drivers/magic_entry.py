@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from jupyter_ai_ci.core.usage import UsageLog
     from jupyter_ai_ci.drivers.magic import MagicDriver
     from jupyter_ai_ci.events import Message, Outcome
-    from jupyter_ai_ci.run.drive import Timings
+    from jupyter_ai_ci.run.report import Timings
     from jupyter_ai_ci.run.session import Session
 
 

@@ -25,7 +25,8 @@ from jupyter_ai_ci.context.snapshot import Query, Snapshot
 from jupyter_ai_ci.events import FailureNotes, Inspect, Notice, Outcome
 from jupyter_ai_ci.executors import AsyncExecutor, Executor
 from jupyter_ai_ci.executors.shell import LAST_FAILURE
-from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, SilentReporter, Timings, adrive, drive
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover, adrive, drive
+from jupyter_ai_ci.run.report import Reporter, SilentReporter, Timings
 from jupyter_ai_ci.run.request import Result, Run
 from jupyter_ai_ci.safety.kernelnames import risky_bindings
 

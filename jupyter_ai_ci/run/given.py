@@ -21,7 +21,8 @@ from jupyter_ai_ci.errors import ModelError, UsageProblem
 from jupyter_ai_ci.events import Message, ModelReply, Outcome
 from jupyter_ai_ci.model.client import TextCallback
 from jupyter_ai_ci.executors import AsyncExecutor
-from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Reporter, Timings, adrive
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover, adrive
+from jupyter_ai_ci.run.report import Reporter, Timings
 from jupyter_ai_ci.run.flow import RemoteKernel
 from jupyter_ai_ci.run.rules import check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import Session

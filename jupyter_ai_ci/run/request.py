@@ -31,7 +31,8 @@ from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, record_from_outcome, replaying
 from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import choose, lookup
-from jupyter_ai_ci.run.drive import Approver, AsyncApprover, Timings
+from jupyter_ai_ci.run.drive import Approver, AsyncApprover
+from jupyter_ai_ci.run.report import Timings
 from jupyter_ai_ci.run.rules import check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched

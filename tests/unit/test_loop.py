@@ -12,7 +12,8 @@ from jupyter_ai_ci.core.nocode import declined
 from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, FailureNotes, Message, Notice, Outcome
 from jupyter_ai_ci.model.client import OpenAIClient, ScriptedClient
 from jupyter_ai_ci.model.endpoint import Endpoint
-from jupyter_ai_ci.run.drive import Timings, drive
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.report import Timings
 from jupyter_ai_ci.run.summary import summarize
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 

@@ -20,7 +20,8 @@ from jupyter_ai_ci.events import Approval, AskApproval, Notice
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook import signing
 from jupyter_ai_ci.notebook.replay import ReplayStore, replaying
-from jupyter_ai_ci.run.drive import SilentReporter, drive
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.report import SilentReporter
 from jupyter_ai_ci.safety.policy import PolicySettings
 
 from .test_loop import FakeExecutor, block, fails_on

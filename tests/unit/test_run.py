@@ -16,7 +16,8 @@ from jupyter_ai_ci.events import FailureNotes, ErrorInfo, ExecutionResult, Outco
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.notebook.replay import Record, ReplayStore, replay_key
-from jupyter_ai_ci.run.drive import SilentReporter, Timings, drive
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.report import SilentReporter, Timings
 from jupyter_ai_ci.run.flow import run_sync
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session

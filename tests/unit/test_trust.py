@@ -11,7 +11,8 @@ from jupyter_ai_ci.core.imports import missing_import
 from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.events import ErrorInfo, ExecutionResult, Notice
 from jupyter_ai_ci.model.client import ScriptedClient
-from jupyter_ai_ci.run.drive import SilentReporter, drive
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.report import SilentReporter
 from jupyter_ai_ci.run.summary import summarize
 
 

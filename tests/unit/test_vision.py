@@ -22,7 +22,8 @@ from jupyter_ai_ci.events import Approval, AskApproval, ErrorInfo, ExecutionResu
 from jupyter_ai_ci.model.client import ScriptedClient
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
 from jupyter_ai_ci.model.vision import Answers, asks, family_takes_images, forget, own_endpoint, takes_images
-from jupyter_ai_ci.run.drive import SilentReporter, drive
+from jupyter_ai_ci.run.drive import drive
+from jupyter_ai_ci.run.report import SilentReporter
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 from jupyter_ai_ci.notebook.reader import png_size
 

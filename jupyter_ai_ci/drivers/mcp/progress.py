@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Notice
-from jupyter_ai_ci.run.drive import SilentReporter
+from jupyter_ai_ci.run.report import SilentReporter
 
 HEARTBEAT = 4.0  # seconds; the bound is 5
 _END = "\x00end"  # the last line a call's pump reads
