@@ -29,21 +29,8 @@ from jupyter_ai_ci.core.nocode import no_code
 from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, allowed, seeing
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
-    Action,
-    Attempt,
-    CallModel,
-    Cell,
-    Consensus,
-    ErrorInfo,
-    ExecutionResult,
-    KernelNames,
-    LoopGen,
-    Message,
-    ModelReply,
-    NO_ANSWER,
-    Notice,
-    Outcome,
-    Usage,
+    NO_ANSWER, Action, Attempt, CallModel, Cell, Consensus, ErrorInfo, ExecutionResult, KernelNames, LoopGen,
+    Message, ModelReply, Notice, Outcome, Usage,
 )
 from jupyter_ai_ci.safety import policy
 from jupyter_ai_ci.safety.kernelnames import bound_by
