@@ -98,6 +98,10 @@ def localized(endpoint: Endpoint, path: Path) -> Endpoint:
     return replace(endpoint, model=path.stem, base_url="http://127.0.0.1/v1", api_key="local",
                    timeout=max(endpoint.timeout, 600.0),  # two slow cores, maybe a busy machine
                    max_tokens=endpoint.max_tokens or 1024,  # a whole analysis in code, not a story
+                   # Always streamed, whatever AICISettings.stream says: the server then stops a
+                   # request whose kernel died at the next token it cannot send, where a whole
+                   # reply would be generated for nobody while other notebooks wait in line.
+                   stream=True,
                    extra_body=(("repeat_penalty", 1.0),),  # llama.cpp's 1.1 default hurts code
                    probe=False,  # known to be llama-cpp-python: no need to ask it
                    kind=dialect.LLAMA_CPP,  # so it is never sent n (model/dialect.py)

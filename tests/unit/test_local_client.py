@@ -85,3 +85,17 @@ def test_requests_reach_the_server_with_llama_cpp_fields(started: list[local.Loc
     first, second = model_server.requests
     assert first["model"] == second["model"] == "tiny"
     assert first["repeat_penalty"] == 1.0 and first["max_tokens"] == 1024
+
+
+def test_the_local_model_is_streamed_even_when_the_setting_says_not(model_server: ScriptedOpenAIServer,
+                                                                    started: list[local.LocalServer],
+                                                                    tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Streamed, the server drops a request whose kernel died (its next token has nowhere to go);
+    # a whole reply would be generated for nobody while the other notebooks wait in line.
+    monkeypatch.setattr(local.LocalServer, "base_url", property(lambda self: model_server.base_url))
+    model_server.script("one")
+    client = local.LocalClient(Endpoint(model="local:/models/tiny.gguf", stream=False), tmp_path / "tiny.gguf",
+                               lambda t: None)
+    assert client.complete([Message("user", "hi")]).text == "one"
+    assert model_server.requests[0]["stream"] is True
