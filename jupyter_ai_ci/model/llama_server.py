@@ -122,9 +122,13 @@ class LocalServer:
     def launch_args(self) -> list[str]:
         """The model and how it is served.  ``--interrupt_requests False``: llama-cpp-python's server
         otherwise aborts a reply mid-stream when a second request arrives (two kernels, the
-        benchmark's jobs), and the first caller sees a dropped connection."""
+        benchmark's jobs), and the first caller sees a dropped connection.  ``--logits_all False``:
+        its default keeps every position's logits (for logprobs, which nothing here asks for) in an
+        ``n_ctx`` x vocabulary array of floats, 4.6 GB at 8,192 positions, resident as far as the
+        longest prompt yet reached: the server grew with use (bench/bench_server_growth.py)."""
         return ["--model", str(self.model_path.resolve()), "--host", "127.0.0.1", "--port", str(self.port),
-                "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--interrupt_requests", "False"]
+                "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--interrupt_requests", "False",
+                "--logits_all", "False"]
 
     def _launch(self) -> None:
         fd, log = tempfile.mkstemp(prefix="jupyter-ai-ci-llama-", suffix=".log")
