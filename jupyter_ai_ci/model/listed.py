@@ -8,10 +8,10 @@ named like a vision family that the list says reads text only is not.  The field
 - OpenRouter (and proxies that copy it): ``architecture.input_modalities`` (``["text", "image"]``),
   or its older ``architecture.modality`` (``"text+image->text"``);
 - Mistral: ``capabilities.vision`` (a boolean);
-- llama-server, and anything that lists capabilities Ollama's way: a ``capabilities`` list
-  holding ``"vision"`` or ``"multimodal"`` (llama-server lists its one model under ``models``, by
-  ``name``/``model``, and answers any model name with it);
-- LM Studio's own list: ``type: "vlm"`` (a model listed as ``"llm"`` reads text).
+- a ``capabilities`` list holding ``"vision"`` or ``"multimodal"`` (Ollama's own model details say it
+  so) and a ``type`` of ``"vlm"`` or ``"llm"`` (LM Studio's own list): read where an OpenAI-style
+  list carries them.  A server that serves one model whatever name is asked (llama-server) answers
+  for every name with what its list says of that one model.
 
 The list is untrusted input: any shape that is not one of these says nothing, and nothing
 here raises.  What is learnt is kept for the process, per base URL, like the server's kind.

@@ -18,8 +18,8 @@ from jupyter_ai_ci.testing.openai_server import image_parts
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WITH_PICTURE = [Message("user", "which month peaks?", images=(PNG,))]
 
-# /v1/models as each lists what a model takes (trimmed): OpenRouter, Mistral, llama-server with a
-# projector loaded, LM Studio's own list.
+# /v1/models as each lists what a model takes (trimmed): OpenRouter, Mistral, and a llama.cpp server
+# (one model, whatever name is asked) whose list names its capabilities as Ollama's details do.
 OPENROUTER = {"data": [
     {"id": "acme/charts-1", "canonical_slug": "acme/charts-1-2026",
      "architecture": {"modality": "text+image->text", "input_modalities": ["text", "image"]}},
@@ -87,7 +87,7 @@ def _client(server: ScriptedOpenAIServer, model: str) -> OpenAIClient:
     (OPENROUTER, "openai/gpt-4o-text", 0),  # named like a vision family: the list says text only
     (OPENROUTER, "gpt-4o", 1),  # not listed: its family's name decides, as before
     (None, "acme/charts-1", 0),  # a list that says nothing: the name decides
-    (LLAMA_SERVER, "local-model", 1),  # llama-server with a projector, whatever name is asked
+    (LLAMA_SERVER, "local-model", 1),  # one model served, whatever name is asked
 ])
 def test_the_first_request_reads_the_list_and_pictures_follow_it(models: Any, model: str, pictures: int) -> None:
     with ScriptedOpenAIServer() as server:
