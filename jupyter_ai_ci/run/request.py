@@ -97,6 +97,7 @@ class Run:
         if options.new:
             session.conversation(thread).clear()
         self.endpoint, self.client = session.model(options.model, say)
+        vision, ask_vision = self._figures()  # before the first request: the model's name decides
         self.settings = LoopSettings(
             retries=s.retries if options.retries is None else options.retries,
             steps=s.steps if options.steps is None else options.steps,
@@ -115,8 +116,8 @@ class Run:
             candidate_temperature=max(s.candidate_temperature, s.temperature),
             fix_from_start=s.fix_from_start == "always" or (
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
-            vision=self.endpoint.takes_images,  # figures go as pictures too (model/vision.py)
-            ask_vision=self.endpoint.host if self.endpoint.asks_for_images else "",
+            vision=vision,  # figures go as pictures too (model/vision.py)
+            ask_vision=ask_vision,
             figures=self._figures if self.endpoint.vision == "auto" else None,
         )
         # Replay records live beside the notebook; a driver that knows no folder keeps none.
@@ -142,7 +143,8 @@ class Run:
         self.context: Context | None = None  # the notebook context the loop was told (``start``)
 
     def _figures(self) -> tuple[bool, str]:
-        # At the first figure: the endpoint's model list, read by then, may say what the model takes.
+        # Whether figures go as pictures, and the hosted endpoint to ask first; asked again at the
+        # first figure, when the endpoint's model list, read by then, may say what the model takes.
         return self.endpoint.takes_images, self.endpoint.host if self.endpoint.asks_for_images else ""
 
     def check(self) -> None:
