@@ -60,4 +60,8 @@ python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
 # The layers contract and no import cycles (pyproject.toml [tool.importlinter]).
 lint-imports
-python -m pytest "$@"
+# Two workers (pytest-xdist): the tests mostly wait on kernels, servers and pages, so two at once
+# take about half the wall time on 2 cores. tests/conftest.py keeps each file in one worker, and the
+# browser tests, and those of the real local model, one at a time. JUPYTER_AI_CI_TEST_WORKERS=0
+# runs them in this process, one by one (for --pdb, or to read a test's output live).
+python -m pytest -n "${JUPYTER_AI_CI_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from jupyter_ai_ci.notebook.signing import KEY_ENV
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
@@ -22,6 +23,12 @@ from jupyter_ai_ci.testing import ScriptedOpenAIServer
 _KEYS = tempfile.mkdtemp(prefix="jupyter-ai-ci-test-keys-")
 atexit.register(shutil.rmtree, _KEYS, True)
 os.environ[KEY_ENV] = str(Path(_KEYS) / "replay.key")
+
+# The property tests check what holds for any input, not how fast inputs are drawn: on a loaded
+# CI machine (two test runs at once, parallel workers) Hypothesis's timing checks failed a correct
+# test ("input generation is slow", 1.2 s for two inputs).
+settings.register_profile("ci-load", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("ci-load")
 
 # A shell starts a background job (`bash .ci/run &`, nohup) with SIGINT ignored, and Python then
 # installs no handler of its own: the watchdog, which interrupts through that handler, stays off
@@ -73,6 +80,37 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
     yield shell
     shell.rl_next_input = None
+
+
+# What must not run at the same moment as its kind when the tests run in parallel
+# (scripts/test.sh: pytest-xdist, ``--dist loadfile``): the browser tests, which wait for a page
+# within fixed timeouts and each start a Jupyter server and Chromium, and the tests that load the
+# real local model, which takes the cores for a minute. Each kind runs in one worker, one test at
+# a time, beside the other tests; every other file stays in one worker, so its module fixtures
+# start once, as in a serial run.
+_SERIAL = {"browser": "browser", "browser_safety": "browser",
+           "test_local_model.py": "local-model", "test_local_model_security.py": "local-model",
+           "test_shared_model_server.py": "local-model", "test_model_queue.py": "local-model"}
+
+
+def _scope(nodeid: str) -> str:
+    file = nodeid.split("::", 1)[0]
+    return next((_SERIAL[part] for part in file.split("/") if part in _SERIAL), file)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the kinds above one at a time. (Not ``loadgroup``'s marks: with
+    pytest 9.2 pytest-xdist 3.8 cannot rename a test's node id, and every test ran anywhere.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByKind(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return ByKind(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
