@@ -12,7 +12,7 @@ from test_chat_panel import picture
 from test_sidebar import ask, prepare
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 PANEL = "#jupyter-ai-ci-chat"
 BARS = ("import matplotlib.pyplot as plt\n"

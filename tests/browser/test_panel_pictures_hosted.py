@@ -14,7 +14,7 @@ from test_chat_panel import picture
 from test_sidebar import ENDS, ask, prepare, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 PANEL = "#jupyter-ai-ci-chat"
 BARS = ("import matplotlib.pyplot as plt\nplt.bar(['jan', 'feb', 'mar'], [4, 9, 2])\n"

@@ -19,7 +19,7 @@ import pytest
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
 from jupyter_ai_ci.notebook.reader import png_size
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 from .kernel_helpers import ask_kernel, run_cell
 

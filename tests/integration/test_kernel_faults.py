@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from jupyter_ai_ci.testing.kernel import CellRun, KernelSession
-from jupyter_ai_ci.testing.openai_server import Reply, ScriptedOpenAIServer
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.timeout(120)
 CODE = "Sure.\n```python\nresult = sum(data)\nresult\n```"

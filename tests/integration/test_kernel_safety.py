@@ -16,7 +16,7 @@ import pytest
 from jupyter_ai_ci.events import TransactionReport
 from jupyter_ai_ci.testing import openai_server
 from jupyter_ai_ci.testing.kernel import CellRun, KernelSession
-from jupyter_ai_ci.testing.openai_server import Reply, ScriptedOpenAIServer
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -26,7 +26,7 @@ from jupyter_ai_ci.model import llama_server, local, runtime, turns
 from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.model.local_auth import new_secrets
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import Reply
+from jupyter_ai_ci.testing import Reply
 
 pytestmark = pytest.mark.timeout(120)
 

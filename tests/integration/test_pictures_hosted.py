@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 from .kernel_helpers import CellRun, start_kernel
 

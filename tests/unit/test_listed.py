@@ -13,7 +13,7 @@ from jupyter_ai_ci.model import dialect, listed, vision
 from jupyter_ai_ci.model.client import OpenAIClient
 from jupyter_ai_ci.model.endpoint import Endpoint
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WITH_PICTURE = [Message("user", "which month peaks?", images=(PNG,))]

@@ -214,7 +214,7 @@ def test_a_picture_to_a_hosted_endpoint_is_asked_about_once_through_the_client(
     images: the person is asked through the client's elicitation, once for the server's life."""
     from mcp.types import ElicitResult
 
-    from jupyter_ai_ci.testing.openai_server import image_parts
+    from jupyter_ai_ci.testing.replies import image_parts
 
     proxy = model_server.base_url.removesuffix("/v1")
     for name, value in (("OPENAI_BASE_URL", "http://hosted.example/v1"), ("JUPYTER_AI_CI_MODEL", "gpt-4o"),

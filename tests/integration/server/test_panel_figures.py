@@ -14,7 +14,7 @@ from PIL import Image
 
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 from .test_chats import history
 from .test_server import open_notebook, until

@@ -13,7 +13,7 @@ import pytest
 from jupyter_ai_ci.model import vision
 from jupyter_ai_ci.notebook.figuretext import FIGURE_KEY
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
-from jupyter_ai_ci.testing.openai_server import image_parts
+from jupyter_ai_ci.testing.replies import image_parts
 
 from .test_panel_figures import DESCRIPTION, png
 from .test_server import open_notebook, until
