@@ -33,6 +33,7 @@ from jupyter_ai_ci.events import (
     TransactionReport,
 )
 from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.missing import MissingModule
 from jupyter_ai_ci.safety.risktable import UNDONE_BY_ROLLBACK
 
 NOT_PARSED = "not run: the code does not parse"
@@ -148,7 +149,7 @@ def run_attempt(
     return replace(attempt, undone=undone, notes=notes)
 
 
-def install(missing: policy.MissingModule, number: int, settings: LoopSettings) -> Generator[Action, Any, bool]:
+def install(missing: MissingModule, number: int, settings: LoopSettings) -> Generator[Action, Any, bool]:
     """Ask, then install the package for a missing module; True if it worked."""
     command = f"%pip install {missing.package}"
     if not policy.install_allowed(settings.policy, missing.package):

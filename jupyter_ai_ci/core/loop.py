@@ -34,6 +34,7 @@ from jupyter_ai_ci.events import (
 )
 from jupyter_ai_ci.safety import policy
 from jupyter_ai_ci.safety.kernelnames import bound_by
+from jupyter_ai_ci.safety.missing import missing_module
 from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
 from jupyter_ai_ci.tokens import estimate_usage
 
@@ -225,7 +226,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                              "and running it again (no model call)", attempt=number, step=step)
                 rerun = True
                 continue
-            missing = policy.missing_module(error)
+            missing = missing_module(error)
             if settings.install_missing and missing and missing.package not in installed:
                 installed.add(missing.package)
                 if (yield from install(missing, number, settings)):

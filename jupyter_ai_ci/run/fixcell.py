@@ -25,7 +25,7 @@ from jupyter_ai_ci.errors import AICIError, NotFixed, UsageProblem
 from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.run.request import Options, Run
 from jupyter_ai_ci.run.session import Session
-from jupyter_ai_ci.safety import policy
+from jupyter_ai_ci.safety.missing import missing_module
 from jupyter_ai_ci.text import strip_ansi
 
 Kind = Literal["fix", "explain"]
@@ -179,7 +179,7 @@ def fixed_code(cell: FailedCell, outcome: Outcome) -> str:
         raise NotFixed(f"the fix was not run: {outcome.reason}{unchanged}")
     if outcome.status == "over-budget" or outcome.declined:  # the reason quotes the model's "I cannot"
         raise NotFixed(f"{outcome.reason}{unchanged}")
-    missing = policy.missing_module(outcome.last_error)
+    missing = missing_module(outcome.last_error)
     if missing is not None:
         raise NotFixed(f"the fix needs the package {missing.package!r}, which is not installed: "
                        f"run %pip install {missing.package}, then fix again{unchanged}")

@@ -6,11 +6,11 @@ import pytest
 
 from jupyter_ai_ci.events import ErrorInfo
 from jupyter_ai_ci.safety.astutil import parse_cell
+from jupyter_ai_ci.safety.missing import missing_module
 from jupyter_ai_ci.safety.policy import (
     PolicySettings,
     decide,
     install_allowed,
-    missing_module,
     scan,
     scan_trees,
     syntax_error,
