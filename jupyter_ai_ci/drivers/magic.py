@@ -21,10 +21,11 @@ from IPython.core.display_functions import display
 
 from jupyter_ai_ci.core.usage import render
 from jupyter_ai_ci.drivers import magic_undo
+from jupyter_ai_ci.drivers.magic_print import PrintReporter
 from jupyter_ai_ci.drivers.magic_view import RichReporter
 from jupyter_ai_ci.drivers.own_settings import OwnSettings
 from jupyter_ai_ci.errors import BudgetExceeded, Interrupted, NotAnswered, PolicyRefused, RetriesExhausted, UsageProblem
-from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, Outcome
+from jupyter_ai_ci.events import Outcome
 from jupyter_ai_ci.executors.shell import ShellExecutor
 from jupyter_ai_ci.notebook import once
 from jupyter_ai_ci.notebook.comm import CommSink, frontend_info
@@ -39,57 +40,6 @@ from jupyter_ai_ci.run.summary import fix_in_words, summarize
 from jupyter_ai_ci.safety.approval import StdinApprover
 from jupyter_ai_ci.tokens import count_tokens
 from jupyter_ai_ci.safety.undostack import Limits
-
-class PrintReporter:
-    """Tells the user what happens by printing: works in every frontend
-    (JupyterLab, Notebook, VS Code, the IPython terminal)."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    def _say(self, text: str, flush: bool = True) -> None:
-        sys.stdout.write(text)
-        if flush:
-            sys.stdout.flush()
-
-    say = _say  # the approver's question: shown at once
-
-    def flush(self) -> None:
-        sys.stdout.flush()
-
-    def model_started(self, call: CallModel) -> None:
-        label = {"first": "writing code", "fix": "fixing", "next-step": "next step",
-                 "answer": "answering from the output", "candidate": "writing another candidate"}[call.purpose]
-        self._say(f"── {self.model}: {label} ──\n")
-
-    def model_text(self, text: str) -> None:
-        self._say(text)
-
-    # A line that only ends what is shown, or a notice between two steps, waits in the buffer
-    # for the next flush: before the model is asked, before code runs, and when the loop ends
-    # (``run.drive`` calls ``flush``): before anything the user could be kept waiting for.
-    def model_finished(self) -> None:
-        self._say("\n", flush=False)
-
-    def notice(self, notice: Notice) -> None:
-        if notice.kind == "candidate-text":  # another choice of the last reply: where it would stream
-            self._say(f"── {self.model}: another candidate, from the same reply ──\n")
-        if notice.kind in ("replayed-text", "candidate-text"):
-            self._say(notice.text.rstrip("\n") + "\n")
-            return
-        if notice.kind == "refused":
-            return  # the cell's error says it, once
-        mark = {"retrying": "✗", "attempt": "▶", "replay": "↻", "undone": "↺",
-                "not-undoable": "!", "candidate": "◆"}.get(notice.kind, "·")
-        self._say(f"{mark} {notice.text}\n", flush=False)
-
-    def executing(self, action: Execute) -> None:
-        sys.stdout.flush()
-
-    def executed(self, action: Execute, result: ExecutionResult) -> None:
-        for note in result.notes:
-            self._say(f"· {note}\n", flush=False)
-
 
 class MagicDriver:
     """The work of ``%%ask``, ``%ask_usage`` and ``%ask_replay`` for one ``AskMagics``:
