@@ -19,6 +19,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from bench_real_kernel import timed
 
@@ -29,26 +30,16 @@ from jupyter_ai_ci.model.local import bundled_model
 EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
 KEPT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
-REQUESTS = [
-    ("first request", "%%ask\nLoad sales.csv into a DataFrame df and print the mean price"),
-    ("follow-up", "%%ask\nNow print the median price of df"),
-    # The column is 'price': a fix when the model takes the request's word (two calls), else one.
-    ("a request that may need a fix", "%%ask\nPrint the mean of df['Price']"),
-    ("two candidates", "%%ask --candidates 2\nPrint the largest price in df"),
-]
+# Each notebook's requests, in this order (main() reads the follow-up and the second candidate by it).
+LABELS = ("first request", "follow-up", "a request that may need a fix", "two candidates")
 
 
-# --loaded: the notebook a data question usually comes from. Its cells loaded a table of 14
-# columns and derived two names before the first request, so the context describes them in full
-# (the DABench prompts are about 1.8k tokens); the requests ask of that table.
-LOADED_SETUP = ("import pandas as pd\nimport numpy as np\nsales = pd.read_csv('sales.csv')\n"
-                "by_region = sales.groupby('region')['price'].mean()\nbig = sales[sales['units'] > 5]")
-LOADED = [
-    ("first request", "%%ask\nPrint the mean price per region of sales"),
-    ("follow-up", "%%ask\nNow print the median price of sales"),
-    ("a request that may need a fix", "%%ask\nPrint the mean of sales['Price']"),
-    ("two candidates", "%%ask --candidates 2\nPrint the largest price in sales"),
-]
+class Notebook(NamedTuple):
+    csv: str  # sales.csv in the kernel's folder
+    setup: str  # the cells run before the first request ("": none)
+    cells: tuple[str, str, str, str]  # the four %%ask cells, one per label
+
+
 COLUMNS = ["region", "price", "units", "store", "product", "category", "discount", "returned", "date",
            "customer_age", "channel", "margin", "rating", "shipping_days"]
 
@@ -62,6 +53,27 @@ def table(rows: int) -> str:
             round((i % 5) * 0.05, 2), i % 4 == 0, f"2024-{i % 12 + 1:02d}-{i % 28 + 1:02d}", 18 + i % 60,
             ["web", "shop"][i % 2], round(i * 0.3 % 7, 2), i % 5 + 1, i % 9])))
     return "\n".join(lines) + "\n"
+
+
+# The smallest notebook: the first request loads the data itself.
+SMALLEST = Notebook(
+    "region,price\n" + "".join(f"r{i % 3},{i * 1.5}\n" for i in range(40)), "",
+    ("%%ask\nLoad sales.csv into a DataFrame df and print the mean price",
+     "%%ask\nNow print the median price of df",
+     # The column is 'price': a fix when the model takes the request's word (two calls), else one.
+     "%%ask\nPrint the mean of df['Price']",
+     "%%ask --candidates 2\nPrint the largest price in df"))
+# --loaded: the notebook a data question usually comes from. Its cells loaded a table of 14
+# columns and derived two names before the first request, so the context describes them in full
+# (the DABench prompts are about 1.8k tokens); the requests ask of that table.
+LOADED = Notebook(
+    table(200),
+    "import pandas as pd\nimport numpy as np\nsales = pd.read_csv('sales.csv')\n"
+    "by_region = sales.groupby('region')['price'].mean()\nbig = sales[sales['units'] > 5]",
+    ("%%ask\nPrint the mean price per region of sales",
+     "%%ask\nNow print the median price of sales",
+     "%%ask\nPrint the mean of sales['Price']",
+     "%%ask --candidates 2\nPrint the largest price in sales"))
 
 
 def read_new(log: Path, offset: int) -> tuple[str, int]:
@@ -84,12 +96,9 @@ def calls(text: str) -> tuple[list[int], list[int]]:
     return evaluated, kept
 
 
-async def measure(loaded: bool) -> list[tuple[str, list[int], list[int]]]:
+async def measure(notebook: Notebook) -> list[tuple[str, list[int], list[int]]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-prefill-"))
-    if loaded:
-        (folder / "sales.csv").write_text(table(200))
-    else:
-        (folder / "sales.csv").write_text("region,price\n" + "".join(f"r{i % 3},{i * 1.5}\n" for i in range(40)))
+    (folder / "sales.csv").write_text(notebook.csv)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "JUPYTER_AI_CI_MODEL"}
     kernel = await LocalKernel.start("python3", cwd=str(folder), env=env)
     model = bundled_model()
@@ -98,12 +107,12 @@ async def measure(loaded: bool) -> list[tuple[str, list[int], list[int]]]:
     rows = []
     try:
         await timed(kernel.client, "%load_ext jupyter_ai_ci\n%config AskMagics.replay = False")
-        if loaded:
-            await timed(kernel.client, LOADED_SETUP)
+        if notebook.setup:
+            await timed(kernel.client, notebook.setup)
         # A model server another run left (it is shared, and kept until idle): its log so far is not ours.
         before = runtime.read(model)
         offset = Path(before.log).stat().st_size if before is not None and Path(before.log).exists() else 0
-        for label, cell in LOADED if loaded else REQUESTS:
+        for label, cell in zip(LABELS, notebook.cells, strict=True):
             await timed(kernel.client, cell)
             entry = runtime.read(model)
             if entry is None:
@@ -116,7 +125,7 @@ async def measure(loaded: bool) -> list[tuple[str, list[int], list[int]]]:
 
 
 def main() -> None:
-    rows = asyncio.run(measure("--loaded" in sys.argv[1:]))
+    rows = asyncio.run(measure(LOADED if "--loaded" in sys.argv[1:] else SMALLEST))
     # The first request's whole prompt (what it read plus what a server left running already held).
     first = rows[0][1][0] + rows[0][2][0] if rows and rows[0][1] else 0
     print("request                        model calls: tokens prefilled (kept from the call before)")
