@@ -57,10 +57,10 @@ GAVE_UP_ADVICE = "Rephrase the request, give more detail, or raise {}."
 
 
 def gave_up_why(early_stop: bool, in_words: bool) -> str:
-    """Why the run stopped, after "gave up after N attempts", in every driver: early (the failed
-    code sent back twice), or with its retries spent and the last fix answered in words."""
+    """Why the run stopped, after "gave up after N attempts", in every driver: its retries spent on
+    asking again for code that was not the failed code sent back, or on fixes answered in words."""
     if early_stop:
-        return " (the model sent back the code that had failed, so it stopped early)"
+        return " (the retries are spent; the model kept sending back the code that had failed)"
     return " (the retries are spent; the last fix came back in words, without code)" if in_words else ""
 
 

@@ -178,8 +178,12 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 # first step the request is asked anew from the start, the failure said in words: a
                 # small model copies the code its own earlier replies hold (asked in the conversation,
                 # it sent the same code back more often).  Later steps need the conversation's results.
+                # The first time is free; each time after is one of the retries, so the run ends with
+                # them spent, not left (#37), and says why (``early_stop``).
                 if repeated:
-                    return outcome("failed", early=True)
+                    if fixes >= settings.retries:
+                        return outcome("failed", early=True)
+                    fixes += 1
                 repeated = True
                 restart = step == 1
                 yield Notice("repeated", "the model sent back the code that failed; asking "

@@ -90,14 +90,14 @@ class Outcome:
     attempts: tuple[Attempt, ...] = ()
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
-    early_stop: bool = False
+    early_stop: bool = False  # it ended on the failed code sent back again, its retries spent asking
     messages: tuple[Message, ...] = ()  # the whole conversation, for follow-ups
     reason: str = ""  # for "refused" and "over-budget": one line that says why
     unanswered: bool = False  # an answer in words was wanted, and the model could not give it
     unchecked: tuple[str, ...] = ()  # numbers of the answer in words that no output showed
     consensus: Consensus | None = None  # with candidates (--candidates K > 1): how sure
     # The retries the run did not spend: a failed run ends with some left only when the model said
-    # it cannot (``declined``, the reason quotes it) or sent back failed code twice (``early_stop``).
+    # it cannot (``declined``, the reason quotes it).
     retries_left: int = 0
     declined: bool = False
 

@@ -97,10 +97,12 @@ def test_each_cell_that_cannot_be_fixed_gets_one_line_and_changes_nothing(
 
     assert run_after_error(kernel, "k = 0").status == "ok"
     failed(kernel, "k += 1\nx = undefined_name")
-    # The same code back, every time: it fails as before, is rolled back, and the run says why.
-    model_server.script(*[py("k += 1\nx = undefined_name")] * 3)
+    # The same code back, every time: it fails as before, is rolled back, and the run says why.  Asking
+    # again is free once, then spends the two retries (#37): four requests, none left unspent.
+    model_server.script(*[py("k += 1\nx = undefined_name")] * 4)
     run = run_after_error(kernel, "%ask fix")
     assert "sent In [" in one_line_error(run, "NotFixed") and "back unchanged" in run.reply["content"]["evalue"]
+    assert len(model_server.requests) == 4
     assert run.next_inputs == [] and value(kernel, "k") == "1"
     # %ask fix again still means the user's cell (the last error is now %ask's own).
     model_server.script(py("k += 1\nx = other_undefined"), py("k += 1\nx = third_undefined"))

@@ -146,12 +146,13 @@ def test_a_data_question_answered_without_code_is_not_answered(kernel: KernelSes
     assert len(server.requests) == 3 and kernel.value("result") == "'before'"
 
 
-def test_failed_code_sent_back_stops_early(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
+def test_failed_code_sent_back_spends_the_retries(kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
     bad = "```python\nresult = data[10]\n```"
-    server.script(bad, bad, bad, bad)
-    run = kernel.run("%%ask --retries 3\nlast item")
+    server.script(bad, bad, bad)
+    run = kernel.run("%%ask --retries 1\nlast item")
     one_line(run, "RetriesExhausted")
-    assert "sent back the code that had failed, so it stopped early" in run.evalue and "IndexError" in run.evalue
+    assert "the retries are spent; the model kept sending back the code that had failed" in run.evalue
+    assert "IndexError" in run.evalue
     # The first request, the fix (the same code: not run), the request asked anew from the start
     # with the failure said in words (the same code again).
     assert len(server.requests) == 3

@@ -154,11 +154,18 @@ def test_a_restart_carries_the_hints_of_the_failure() -> None:
                                           "does not raise this error.\nHints:\n- Did you mean 'department'?")
 
 
-def test_failed_code_sent_back_twice_stops_early() -> None:
-    outcome, model, ex = run([block("BAD"), block("BAD"), block("BAD"), block("ok")], fails_on("BAD"), retries=5)
-    assert outcome.status == "failed" and outcome.early_stop
-    assert len(outcome.attempts) == 1 and ex.ran == ["BAD"] and len(model.requests) == 3
+def test_failed_code_sent_back_again_spends_the_retries_then_stops() -> None:
+    # Sent back once, asked again for free; each time after, one retry: never a run ended with
+    # retries left while the model still answers (issue #37: DABench question 593 did, with 1).
+    outcome, model, ex = run([block("BAD"), block("BAD"), block("BAD"), block("BAD"), block("ok")],
+                             fails_on("BAD"), retries=2)
+    assert outcome.status == "failed" and outcome.early_stop and outcome.retries_left == 0
+    assert len(outcome.attempts) == 1 and ex.ran == ["BAD"] and len(model.requests) == 4
     assert outcome.last_error is not None and outcome.last_error.ename == "ZeroDivisionError"
+    # With a retry left, the next ask can come out different (it is sampled) and is run.
+    outcome, model, ex = run([block("BAD"), block("BAD"), block("BAD"), block("ok")], fails_on("BAD"), retries=5)
+    assert outcome.status == "success" and ex.ran == ["BAD", "ok"] and len(model.requests) == 4
+    assert model.temperatures == [None, None, 0.7, 0.7]
 
 
 def test_the_same_error_from_new_code_is_retried_and_said_to_be_the_same() -> None:

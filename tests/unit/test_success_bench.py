@@ -149,19 +149,23 @@ def test_runs_that_fail_with_retries_left_are_counted_unless_the_model_said_it_c
                      FakeExecutor(fails_on("BAD", "KeyError")))
 
     fenced = "```python\nBAD\n```"
-    early = loop(fenced, fenced, fenced)  # a fix, then the failed code sent back twice: 2 retries unused
+    # A fix, then the failed code sent back three times: the first ask again is free, the next two
+    # are the retries left, so none is unused (the loop stopped with 2 left until 29 Nov).
+    sent_back = loop(fenced, fenced, fenced, fenced, fenced)
+    left = Outcome(status="failed", retries_left=2)  # a run that ended with 2 unused, as counted
     cannot = loop(fenced, "I cannot fix this without the file.")
     spent = loop(fenced, "It is a typo.", "It is a typo.", "It is a typo.")
-    assert [unspent(o) for o in (early, cannot, spent)] == [2, 0, 0]
-    assert early.status == cannot.status == spent.status == "failed" and cannot.declined
+    assert [unspent(o) for o in (sent_back, left, cannot, spent)] == [0, 2, 0, 0]
+    assert sent_back.status == cannot.status == spent.status == "failed" and cannot.declined
+    assert sent_back.early_stop and sent_back.requests == 5
     runs = [replace(run(name, 1, False, "failed"), unspent=unspent(o), declined=o.declined)
-            for name, o in (("early", early), ("cannot", cannot), ("spent", spent))]
+            for name, o in (("left", left), ("cannot", cannot), ("spent", spent))]
     overall = summarize(runs, 4)["overall"]
     assert (overall["failed"], overall["unspent"], overall["declined"]) == (3, 1, 1)
     head, _, *rows = table(summarize(runs, 4), "by_task", 4).splitlines()
     column = head.split().index("unspent")
     assert {r.split()[0]: r.split()[column] for r in rows if not r.startswith("-")} == {
-        "early": "1", "cannot": "0", "spent": "0", "overall": "1"}
+        "left": "1", "cannot": "0", "spent": "0", "overall": "1"}
 
 
 def test_the_one_shot_way_needs_a_model(capsys: pytest.CaptureFixture[str]) -> None:
