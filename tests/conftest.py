@@ -90,7 +90,8 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
 # start once, as in a serial run.
 _SERIAL = {"browser": "browser", "browser_safety": "browser",
            "test_local_model.py": "local-model", "test_local_model_security.py": "local-model",
-           "test_shared_model_server.py": "local-model", "test_model_queue.py": "local-model"}
+           "test_shared_model_server.py": "local-model", "test_model_queue.py": "local-model",
+           "test_bench_batched_decode.py": "local-model"}
 
 
 def _scope(nodeid: str) -> str:
