@@ -26,6 +26,7 @@ import threading
 from builtins import any, getattr, isinstance, len, sorted  # noqa: UP029 -- bound once: the kernel's code may patch them
 from dataclasses import dataclass, field
 
+from jupyter_ai_ci.safety import undofolder
 from jupyter_ai_ci.text import human_size
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -175,8 +176,7 @@ class Journal:
 
     def _copy(self, real: str) -> str:
         if not self._folder:
-            _sweep()
-            self._folder = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")  # 0700: the person's only
+            self._folder = undofolder.make()
         backup = _join(self._folder, str(len(self.priors)))
         shutil.copy2(real, backup, follow_symlinks=False)
         return backup
@@ -264,40 +264,3 @@ def _short(real: str, roots: tuple[str, ...]) -> str:
         if real.startswith(root.rstrip(os.sep) + os.sep):
             return os.path.relpath(real, root)
     return real
-
-
-
-_PREFIX = "jupyter-ai-ci-undo-"
-_swept = False
-
-
-def _sweep() -> None:
-    """Old contents kept by kernels that died (a kill leaves them): removed once per process."""
-    global _swept
-    if _swept:
-        return
-    _swept = True
-    base = tempfile.gettempdir()
-    try:
-        names = [n for n in os.listdir(base) if n.startswith(_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(_PREFIX):].split("-", 1)[0]
-        path = _join(base, name)
-        try:
-            if not pid.isdigit() or os.stat(path).st_uid != os.getuid() or _alive(int(pid)):
-                continue
-        except OSError:
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process of that number: not ours to judge
-    return True
