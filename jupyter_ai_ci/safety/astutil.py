@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from jupyter_ai_ci.safety.rebinding import rebound_first
+from jupyter_ai_ci.safety.rebinding import rebound_first, single_bindings
 from jupyter_ai_ci.safety.risktable import HIDDEN
 from jupyter_ai_ci.safety.starimports import star_imports
 
@@ -263,41 +262,3 @@ def walk(tree: ast.AST) -> list[ast.AST]:
                 nodes.extend(item for item in value if isinstance(item, ast.AST))
     return nodes
 
-
-# The nodes single_bindings counts or reads; one test skips the rest (most nodes).
-_BINDING = (ast.Name, ast.arg, ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-            ast.MatchAs, ast.MatchStar, ast.Assign, ast.AnnAssign, ast.withitem, ast.NamedExpr)
-
-
-def single_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.expr]:
-    """Names bound exactly once in the code, by ``name = expr`` or ``with expr as name``.
-
-    A name bound twice, by a loop, an argument, an import or unpacking could hold anything
-    when it is used, so it is left out and its uses count as computed.
-    """
-    counts: Counter[str] = Counter()
-    values: dict[str, ast.expr] = {}
-    for node in nodes:
-        if not isinstance(node, _BINDING):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            counts[node.id] += 1
-        elif isinstance(node, ast.arg):
-            counts[node.arg] += 1
-        elif isinstance(node, ast.alias):
-            counts[(node.asname or node.name).split(".")[0]] += 1
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            counts[node.name] += 1
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            counts[node.name] += 1
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    values[target.id] = node.value
-        elif isinstance(node, ast.AnnAssign) and node.value and isinstance(node.target, ast.Name):
-            values[node.target.id] = node.value
-        elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
-            values[node.optional_vars.id] = node.context_expr
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            values[node.target.id] = node.value  # (s := os.system): an alias as s = os.system is
-    return {name: value for name, value in values.items() if counts[name] == 1}
