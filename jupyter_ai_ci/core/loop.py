@@ -174,7 +174,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             key = code_key(code) if previous is not None else None  # once per attempt, when needed
             if not again and previous is not None and key in failed_code:
                 # The fix is code that already failed: in the same state it fails the same way, so it
-                # is not run.  The model is asked once more; sent back again, the run stops.  In the
+                # is not run.  The model is asked again, until the retries are spent.  In the
                 # first step the request is asked anew from the start, the failure said in words: a
                 # small model copies the code its own earlier replies hold (asked in the conversation,
                 # it sent the same code back more often).  Later steps need the conversation's results.
