@@ -54,7 +54,9 @@ def records(folder: Path) -> list[dict[str, Any]]:
 
 
 def _probed(stdout: str) -> tuple[list[str], str]:
-    lines = stdout.strip().splitlines()
+    """The probe's two printed lines.  Blank lines are not among them: the two prints can come as
+    two stream messages, which ``_text`` joins with a newline of its own (a loaded machine did)."""
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
     return list(json.loads(lines[-2].replace("'", '"'))), lines[-1]
 
 
