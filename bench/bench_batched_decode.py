@@ -51,6 +51,7 @@ class Batch:
         params.n_threads = params.n_threads_batch = LocalServer.threads  # as the server is started
         self.ctx = llama.llama_init_from_model(self.model, params)
         self.vocab = llama.llama_model_get_vocab(self.model)
+        self.n_vocab = llama.llama_vocab_n_tokens(self.vocab)  # once: argmax runs in the timed steps
         self.memory = llama.llama_get_memory(self.ctx)
         self.batch = llama.llama_batch_init(512, 0, max(WIDTHS))
         self.prompt_last = 0
@@ -73,8 +74,8 @@ class Batch:
             sys.exit("llama_decode failed (context too small?)")
 
     def argmax(self, i: int) -> int:
-        n = self.L.llama_vocab_n_tokens(self.vocab)
-        return int(np.ctypeslib.as_array(self.L.llama_get_logits_ith(self.ctx, i), shape=(n,)).argmax())
+        logits = np.ctypeslib.as_array(self.L.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,))
+        return int(logits.argmax())
 
     def read(self, prompt: list[int]) -> float:
         self.L.llama_memory_clear(self.memory, True)
@@ -119,9 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if path is None:
         sys.exit("the [local] extra's model is not installed")
     path = local.materialize(path)
-    prompt_tokens = len(prompt_text(args.rows)) // 2  # a bound for the context; tokenized below
-    batch = Batch(llama_cpp, str(path), prompt_tokens + args.steps)
-    prompt = batch.tokenize(prompt_text(args.rows))
+    text = prompt_text(args.rows)
+    batch = Batch(llama_cpp, str(path), len(text) // 2 + args.steps)  # a bound for the context
+    prompt = batch.tokenize(text)
     print(f"prompt: {len(prompt)} tokens, read in {batch.read(prompt):.1f} s; {args.steps} steps per sequence")
     print(f"{'sequences':>9} {'ms/step':>8} {'tokens/s':>9} {'× one':>6}  same tokens as one")
     one, alone = 0.0, list[int]()
