@@ -31,7 +31,7 @@ EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
 KEPT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
 # Each notebook's requests, in this order (main() reads the follow-up and the second candidate by it).
-LABELS = ("first request", "follow-up", "a request that may need a fix", "two candidates")
+LABELS = ("first request", "follow-up", "a request that may need a fix", "two candidates (the default)")
 
 
 class Notebook(NamedTuple):
@@ -58,11 +58,12 @@ def table(rows: int) -> str:
 # The smallest notebook: the first request loads the data itself.
 SMALLEST = Notebook(
     "region,price\n" + "".join(f"r{i % 3},{i * 1.5}\n" for i in range(40)), "",
-    ("%%ask\nLoad sales.csv into a DataFrame df and print the mean price",
-     "%%ask\nNow print the median price of df",
+    ("%%ask --candidates 1\nLoad sales.csv into a DataFrame df and print the mean price",
+     "%%ask --candidates 1\nNow print the median price of df",
      # The column is 'price': a fix when the model takes the request's word (two calls), else one.
-     "%%ask\nPrint the mean of df['Price']",
-     "%%ask --candidates 2\nPrint the largest price in df"))
+     "%%ask --candidates 1\nPrint the mean of df['Price']",
+     # The default on the local model: two candidates for a question about data.
+     "%%ask\nPrint the largest price in df"))
 # --loaded: the notebook a data question usually comes from. Its cells loaded a table of 14
 # columns and derived two names before the first request, so the context describes them in full
 # (the DABench prompts are about 1.8k tokens); the requests ask of that table.
@@ -70,10 +71,10 @@ LOADED = Notebook(
     table(200),
     "import pandas as pd\nimport numpy as np\nsales = pd.read_csv('sales.csv')\n"
     "by_region = sales.groupby('region')['price'].mean()\nbig = sales[sales['units'] > 5]",
-    ("%%ask\nPrint the mean price per region of sales",
-     "%%ask\nNow print the median price of sales",
-     "%%ask\nPrint the mean of sales['Price']",
-     "%%ask --candidates 2\nPrint the largest price in sales"))
+    ("%%ask --candidates 1\nPrint the mean price per region of sales",
+     "%%ask --candidates 1\nNow print the median price of sales",
+     "%%ask --candidates 1\nPrint the mean of sales['Price']",
+     "%%ask\nPrint the largest price in sales"))
 
 
 def read_new(log: Path, offset: int) -> tuple[str, int]:

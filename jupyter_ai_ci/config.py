@@ -154,13 +154,16 @@ class AICISettings(Configurable):
         value = proposal["value"]  # True / False, as it was a Bool before 'ask'
         return ("yes" if value else "no") if isinstance(value, bool) else str(value).lower()
 
-    candidates = CInt(
-        1, min=1, max=9,
+    candidates = Union(
+        [CaselessStrEnum(["auto"]), CInt(min=1, max=9)], default_value="auto",
         help="Candidates that must agree: after the first attempt that works, the request is asked "
         "again (sampled at candidate_temperature) for up to K-1 more solutions; each runs and is "
         "rolled back, their results are compared, and the largest group's code is applied once. The "
-        "status says '3 of 3 candidates agree' or 'candidates disagree: 76 (2 of 3) vs 36', never a "
+        "status says '2 of 2 candidates agree' or 'candidates disagree: 76 (1 of 2) vs 36', never a "
         "plain ✓ then. Code with lasting effects (files written, network) runs once. 1: no vote. "
+        "'auto' (the default): 2 for a request about data on the managed local model, whose prompt "
+        "cache makes the second cost about its own decoding (docs/benchmarks.md), 1 otherwise (on an "
+        "endpoint a second candidate is a second request or a reply with n=2: set 2 to check there). "
         "%%ask --candidates K for one request.",
     ).tag(config=True)
 

@@ -123,9 +123,9 @@ class MagicDriver:
     def _checked(self, args: Namespace) -> None:
         for flag in ("retries", "steps", "candidates"):
             value = getattr(args, flag, None)
-            if value is not None and value < (0 if flag == "retries" else 1):
+            if isinstance(value, int) and value < (0 if flag == "retries" else 1):
                 raise UsageError(f"--{flag} must be at least {0 if flag == 'retries' else 1}")
-        if (getattr(args, "candidates", None) or 0) > 9:
+        if isinstance(getattr(args, "candidates", None), int) and args.candidates > 9:
             raise UsageError("--candidates must be at most 9")
 
     def _reporter(self) -> PrintReporter | RichReporter:

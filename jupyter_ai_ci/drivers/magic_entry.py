@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -32,6 +33,16 @@ if TYPE_CHECKING:
     from jupyter_ai_ci.events import Message, Outcome
     from jupyter_ai_ci.run.report import Timings
     from jupyter_ai_ci.run.session import Session
+
+
+def _count_or_auto(word: str) -> int | str:
+    """``--candidates``: a count, or 'auto' (the setting's own rule, for this request)."""
+    if word.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(word)
+    except ValueError:
+        raise ArgumentTypeError(f"a count of candidates or 'auto', not {word!r}") from None
 
 
 @magics_class
@@ -83,9 +94,10 @@ class AskMagics(Magics, AICISettings):
     @argument("--steps", type=int, default=None, metavar="N",
               help="with N > 1 a successful step's output goes back to the model, which writes "
                    "the next step or ends with prose (default 1)")
-    @argument("--candidates", type=int, default=None, metavar="K",
+    @argument("--candidates", type=_count_or_auto, default=None, metavar="K",
               help="candidates that must agree: up to K solutions run and are compared, the largest "
-                   "group's applied (default 1: AICISettings.candidates)")
+                   "group's applied; 'auto': 2 for a request about data on the managed local model, "
+                   "else 1 (default: AICISettings.candidates, 'auto')")
     @argument("--use", type=int, default=None, metavar="N",
               help="use this one: apply candidate N of this request's last vote instead of the one the "
                    "vote applied (no model call; its cells replace the applied ones)")

@@ -33,7 +33,7 @@ from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import choose, lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover
 from jupyter_ai_ci.run.report import Timings
-from jupyter_ai_ci.run.rules import check_size, judged_in, policy_of
+from jupyter_ai_ci.run.rules import candidates_for, check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 
@@ -50,7 +50,7 @@ class Options:
     new: bool = False  # forget the earlier exchanges first
     yes: bool = False  # approve what the policy would ask about
     answer: bool | None = None  # end with an answer in words; None: the settings' rule
-    candidates: int | None = None  # candidates that must agree; None: the settings' value
+    candidates: int | str | None = None  # candidates that must agree, or 'auto'; None: the settings' value
     use: int | None = None  # apply this candidate of the request's last vote ("use this one": run/choose.py)
 
 
@@ -111,8 +111,8 @@ class Run:
             answer=s.answer if options.answer is None else ("always" if options.answer else "never"),
             # Never below the user's own temperature.
             repeat_temperature=max(s.repeat_temperature, s.temperature) if s.repeat_temperature else 0.0,
-            # 'auto': anew for the [local] extra's model, small enough for this CPU.
-            candidates=s.candidates if options.candidates is None else max(1, options.candidates),
+            # 'auto' is read in start(), where the request is known to be about data or not.
+            candidates=1,
             candidate_temperature=max(s.candidate_temperature, s.temperature),
             fix_from_start=s.fix_from_start == "always" or (
                 s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
@@ -203,9 +203,11 @@ class Run:
         # A question about data must be answered by code that ran, whatever the driver; with
         # nothing to run (--no-run, an explanation of a failed cell) words are the answer.
         self.settings = replace(self.settings, policy=judged_in(self.settings.policy, snapshot),
-                                needs_code=self.settings.run and about_data(self.request, snapshot.named),
-                                # The record holds the winner's code alone: a replay never votes again.
-                                candidates=1 if self.record is not None else self.settings.candidates)
+                                needs_code=self.settings.run and about_data(self.request, snapshot.named))
+        # The record holds the winner's code alone: a replay never votes again.
+        wanted = self.session.settings.candidates if self.options.candidates is None else self.options.candidates
+        self.settings = replace(self.settings, candidates=1 if self.record is not None else candidates_for(
+            wanted, self.settings.needs_code, getattr(self.client, "runs_locally", False)))
         if self.choice is not None:  # no retries: the person chose this code, not a fix of it
             self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
         self.context = snapshot.context  # kept with the conversation, for a follow-up (``finish``)

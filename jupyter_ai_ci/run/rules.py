@@ -1,5 +1,6 @@
 """What a request may be, read from the person's settings, for every driver: the policy as the
-loop reads it, judged where the kernel stands, and the size a request may have.
+loop reads it, judged where the kernel stands, the size a request may have, and how many
+candidates must agree on it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.safety.policy import PolicySettings
 
-__all__ = ["check_size", "judged_in", "policy_of"]
+__all__ = ["candidates_for", "check_size", "judged_in", "policy_of"]
 
 
 def policy_of(s: AICISettings) -> PolicySettings:
@@ -24,6 +25,19 @@ def judged_in(policy: PolicySettings, snapshot: Snapshot) -> PolicySettings:
     where its notebook is, and names from the user's own cells (``from subprocess import run``)
     as what they are."""
     return replace(policy, moved=snapshot.moved, bindings=snapshot.bindings, folders=snapshot.folders)
+
+
+def candidates_for(wanted: int | str, about_data: bool, runs_locally: bool) -> int:
+    """The candidates a request is checked by: ``wanted`` (the setting or the request's own
+    choice), 'auto' read as two for a request about data on the managed local model and one
+    otherwise.  There llama.cpp keeps the prompt the first candidate read, so the second reads
+    about one token anew and costs its own decoding; on the DABench sample two candidates halved
+    the answers wrongly shown as done at 1.3x the loop's median seconds (docs/benchmarks.md).  An
+    endpoint's second candidate is a second request (or a reply with ``n``, billed by the token),
+    not measured here: one, unless the person sets more."""
+    if wanted == "auto":
+        return 2 if about_data and runs_locally else 1
+    return max(1, int(wanted))
 
 
 def check_size(request: str, limit_kb: int) -> None:

@@ -24,8 +24,10 @@ import { finish, fromHistory, show, undone } from './transcript';
 
 const PICKED_KEY = 'jupyter-ai-ci:model';
 const CANDIDATES_KEY = 'jupyter-ai-ci:candidates';
-/** The "Check" picker's choices: candidates that must agree (1: no vote). */
-export const CANDIDATE_CHOICES = [1, 2, 3, 5];
+/** The "Check" picker's choices: candidates that must agree (1: no vote), or 'auto': two for a
+ * question about data on the managed local model, one otherwise (the server decides). */
+export type CandidateChoice = number | 'auto';
+export const CANDIDATE_CHOICES: CandidateChoice[] = ['auto', 1, 2, 3, 5];
 
 export class ChatModel {
   constructor(
@@ -34,15 +36,16 @@ export class ChatModel {
     private readonly storage: Pick<Storage, 'getItem' | 'setItem'> | null = null
   ) {
     this._picked = storage?.getItem(PICKED_KEY) ?? null;
-    const k = Number(storage?.getItem(CANDIDATES_KEY));
+    const stored = storage?.getItem(CANDIDATES_KEY);
+    const k = stored === 'auto' ? 'auto' : Number(stored);
     this._candidates = CANDIDATE_CHOICES.includes(k) ? k : null;
   }
 
   /** Candidates that must agree for the next request: the one picked, else the server's default. */
-  get candidates(): number {
-    return this._candidates ?? this._config?.candidates ?? 1;
+  get candidates(): CandidateChoice {
+    return this._candidates ?? this._config?.candidates ?? 'auto';
   }
-  set candidates(k: number) {
+  set candidates(k: CandidateChoice) {
     this._candidates = k;
     this.storage?.setItem(CANDIDATES_KEY, String(k));
     this._changed.emit();
@@ -557,7 +560,7 @@ export class ChatModel {
   private _fresh = new Set<string>();
   private _path: string | null = null;
   private _picked: string | null;
-  private _candidates: number | null;
+  private _candidates: CandidateChoice | null;
   private _request = '';
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;

@@ -25,8 +25,9 @@ export interface IServerConfig {
   configured: boolean;
   /** The picker's choices, the server's default first. */
   models?: IOfferedModel[];
-  /** Candidates that must agree, by default (AICISettings.candidates). */
-  candidates?: number;
+  /** Candidates that must agree, by default (AICISettings.candidates): 'auto' is two for a
+   * question about data on the managed local model, one otherwise. */
+  candidates?: number | 'auto';
 }
 
 /** A cell as context for the model: its source and a text of its outputs. */

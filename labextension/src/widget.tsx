@@ -393,15 +393,22 @@ function CandidatesPicker(props: { model: ChatModel }): JSX.Element {
   return (
     <HTMLSelect
       className="jp-aici-candidates"
-      title="Candidates that must agree: each runs and is rolled back, their results are compared, and the largest group's code is applied once; disagreement is shown, never a plain ✓"
+      title="Candidates that must agree: each runs and is rolled back, their results are compared, and the largest group's code is applied once; disagreement is shown, never a plain ✓. Auto: two for a question about data on the local model (its prompt cache makes the second cheap), one otherwise"
       aria-label="Candidates"
       disabled={model.busy}
       value={String(model.candidates)}
-      onChange={ev => (model.candidates = Number(ev.target.value))}
+      onChange={ev =>
+        (model.candidates =
+          ev.target.value === 'auto' ? 'auto' : Number(ev.target.value))
+      }
     >
       {CANDIDATE_CHOICES.map(k => (
         <option key={k} value={String(k)}>
-          {k === 1 ? 'one answer' : `${k} candidates must agree`}
+          {k === 'auto'
+            ? 'auto'
+            : k === 1
+              ? 'one answer'
+              : `${k} candidates must agree`}
         </option>
       ))}
     </HTMLSelect>

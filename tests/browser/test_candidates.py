@@ -94,7 +94,12 @@ def test_the_panel_checks_with_candidates_and_use_this_one_replaces_the_cells(
     prepare(page, lab, "panel-vote.ipynb")
     panel = page.locator("#jupyter-ai-ci-chat")
     check = panel.locator(".jp-aici-candidates select")
-    assert check.input_value() == "1"  # the server's default: one answer
+    # The server's default, 'auto': two candidates for a question about data on the local model (this
+    # scripted endpoint is not one, so one answer unless another is picked).
+    assert check.input_value() == "auto"
+    assert check.locator("option:checked").inner_text() == "auto" and "Auto: two for a question about data" in str(
+        check.get_attribute("title"))
+    picture(page, "candidates-panel-default.png")
     check.select_option("3")
     model.script(*(Reply(f"```python\nn = {n}\nn\n```") for n in (76, 36, 12)))
     ask_panel(page, "count the answers in survey that say yes")

@@ -225,11 +225,22 @@ def test_a_replay_applies_the_winner_and_never_votes_again(
 
 def test_candidates_out_of_range_are_a_usage_error(ip: Any, model_server: ScriptedOpenAIServer,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    for flags, said in (("--candidates 0", "at least 1"), ("--candidates 12", "at most 9")):
+    for flags, said in (("--candidates 0", "at least 1"), ("--candidates 12", "at most 9"),
+                        ("--candidates two", "a count of candidates or 'auto', not 'two'")):
         result = ask(ip, "count rows", flags)
         assert not result.success
         assert said in str(result.error_in_exec)
     assert not model_server.requests
+
+
+def test_auto_on_an_endpoint_asks_once_and_names_no_vote(ip: Any, model_server: ScriptedOpenAIServer,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # 'auto' (the default) checks a question about data on the managed local model alone: here a
+    # second candidate would be a second request to a hosted endpoint (tests/unit/test_run.py).
+    model_server.script(py("int((survey['answer'].str.lower() == 'yes').sum())"))
+    assert ask(ip, "How many answered yes in survey?", "--candidates auto").success
+    out = capsys.readouterr().out
+    assert len(model_server.requests) == 1 and "candidate" not in out and "✓ done" in out
 
 
 def test_use_this_one_applies_another_candidate_once_with_no_model_call_and_replays_it(

@@ -6,6 +6,7 @@ without it they are skipped with the reason."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,6 +34,11 @@ def servers_for(port: int) -> list[str]:
     return [line for line in out.splitlines() if f"--port {port}" in line]
 
 
+def prefilled(log: str) -> list[int]:
+    """Prompt tokens each model call read anew, from llama.cpp's log ("prompt eval time = … / N tokens")."""
+    return [int(n) for n in re.findall(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens", log)]
+
+
 @pytest.fixture
 def no_endpoint(monkeypatch: pytest.MonkeyPatch, model_runtime: Path) -> Iterator[None]:
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JUPYTER_AI_CI_MODEL"):
@@ -45,12 +51,22 @@ def test_ask_with_no_endpoint_runs_the_packaged_local_model_in_a_kernel(no_endpo
     km, kc = start_kernel(env, cwd=str(tmp_path))
     try:
         assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
+        known = runtime.read(MODEL)  # a server an earlier test left: its log so far is not this request's
+        offset = Path(known.log).stat().st_size if known is not None and Path(known.log).exists() else 0
         # Greedy decoding makes this deterministic for a given prompt and context.
         run = run_cell(kc, "%%ask --retries 2\nCompute the sum of i*i for i in 1, 2, ..., 10 and print it.",
                        timeout=900)
+        # A question about data, on the local model: checked by two candidates by default, and the
+        # second reads almost nothing anew (the server's own log: llama.cpp's prefix cache).
+        assert any(said in run.shown for said in ("2 of 2 candidates agree", "not confirmed", "disagree")), \
+            run.shown[-2000:]
+        entry = runtime.read(MODEL)
+        assert entry is not None
+        first, second = prefilled(Path(entry.log).read_bytes()[offset:].decode(errors="replace"))[:2]
+        assert second <= max(8, first // 10), (first, second)  # the issue's bound: ≤ 10 % of the first
         assert "a small local model" in run.stdout and "Qwen2.5-Coder" in run.stdout
         assert len(run.of_type("update_display_data")) > 3  # the reply streamed in pieces
-        assert "<pre" in run.html and "attempt 1" in run.shown
+        assert "<pre" in run.html and "candidate 1 of 2" in run.shown  # each candidate under its own heading
         assert run.status == "ok", run.stdout[-2000:]
         # Printed, or the cell's value (the model may end on an expression): it is under the cell.
         results = [m["content"]["data"].get("text/plain", "") for m in run.of_type("execute_result")]

@@ -301,12 +301,13 @@ def test_the_magic_view_gives_another_choice_of_the_same_reply_a_section_of_its_
                                             "  ◆ candidate 3 of 3: 76 — agrees with 1"]
 
 
-@pytest.mark.parametrize("value", [0, 10, True, "3", 2.0])
+@pytest.mark.parametrize("value", [0, 10, True, "3", 2.0, "AUTO", "two"])
 def test_the_panel_cannot_ask_for_a_count_out_of_range(value: Any) -> None:
     msg = {"request": "count", "path": "a.ipynb", "kernel_id": "k", "candidates": value}
-    with pytest.raises(RequestRefused, match="candidates must be a whole number from 1 to 9"):
+    with pytest.raises(RequestRefused, match="candidates must be 'auto' or a whole number from 1 to 9"):
         AskMessage.parse(msg, ["m"])
     assert AskMessage.parse({**msg, "candidates": 3}, ["m"]).candidates == 3
+    assert AskMessage.parse({**msg, "candidates": "auto"}, ["m"]).candidates == "auto"
 
 
 @pytest.mark.parametrize("value", [0, 10, True, "2", None])

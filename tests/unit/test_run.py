@@ -229,6 +229,48 @@ def test_fixes_are_asked_anew_for_the_local_model_unless_told(setting: str, loca
     assert LocalClient.runs_locally is True  # what "auto" reads on the [local] extra's client
 
 
+@pytest.mark.parametrize(("setting", "chosen", "local", "asked", "expected"), [
+    ("auto", None, True, "How many rows does sales.csv have?", 2),  # data on the local model: checked
+    ("auto", None, True, "Explain what overfitting means", 1),  # words are its answer: nothing to compare
+    ("auto", None, False, "How many rows does sales.csv have?", 1),  # an endpoint: a second request
+    ("auto", 3, True, "How many rows does sales.csv have?", 3),  # the request's own choice wins
+    ("auto", 1, True, "How many rows does sales.csv have?", 1),
+    (2, None, False, "Explain what overfitting means", 2),  # a count is a count, wherever
+    (1, "auto", True, "Print the mean of x", 2),  # --candidates auto on one request
+])
+def test_two_candidates_check_a_question_about_data_on_the_local_model_by_default(
+        setting: object, chosen: object, local: bool, asked: str, expected: int) -> None:
+    client = ScriptedClient([])
+    if local:
+        client.runs_locally = True  # type: ignore[attr-defined]  # as the [local] extra's client says
+    s = Session(AICISettings(candidates=setting), (Endpoint("scripted", base_url="http://x/v1"), client))
+    run = Run(s, asked, Options(candidates=chosen))  # type: ignore[arg-type]
+    run.start(snapshot(run))
+    assert run.settings.candidates == expected
+    assert AICISettings().candidates == "auto"
+
+
+def test_the_default_check_on_the_local_model_asks_the_same_request_again_and_shows_the_vote() -> None:
+    class Valued(NamespaceExecutor):  # the value of n is each attempt's result; undo is a no-op here
+        def execute(self, code: str) -> ExecutionResult:
+            ran = super().execute(code)
+            return ran if ran.error else ExecutionResult(result=str(self.ns.get("n")))
+
+        def checkpoint(self, code: str) -> TransactionReport:
+            return TransactionReport()
+
+        rollback = commit = lambda self: TransactionReport()  # noqa: E731
+
+    client = ScriptedClient(["```python\nn = 76\n```", "```python\nn = 38 * 2\n```"])
+    client.runs_locally = True  # type: ignore[attr-defined]
+    s = Session(AICISettings(answer="never"), (Endpoint("scripted", base_url="http://x/v1"), client))
+    run = Run(s, "How many answers in survey say yes?", source="test")
+    loop, model = run.start(snapshot(run))
+    outcome = drive(loop, model, Valued())
+    assert len(client.requests) == 2 and client.requests[1] == client.requests[0]  # the prefix llama.cpp keeps
+    assert outcome.consensus is not None and outcome.consensus.asked == 2 and outcome.consensus.agreed
+
+
 def test_a_store_that_cannot_be_written_costs_one_line_in_every_driver_and_not_the_run(
         readonly_folder: Path) -> None:
     # The run says it through ``say``, which every driver hands it: the magic prints it, the panel

@@ -50,7 +50,7 @@ class AskMessage:
     model: str
     new: bool = False  # forget the earlier exchanges (the panel's "New chat")
     regenerate: bool = False  # ask the model even if this request was answered before
-    candidates: int | None = None  # candidates that must agree; None: the server's setting
+    candidates: int | str | None = None  # candidates that must agree, or 'auto'; None: the server's setting
     use: int | None = None  # "use this one": candidate N of this request's last vote (run/choose.py)
 
     @classmethod
@@ -69,8 +69,8 @@ class AskMessage:
         )
         anchor = msg.get("anchor_cell_id")
         k, use = msg.get("candidates"), msg.get("use")
-        if k is not None and (type(k) is not int or not 1 <= k <= 9):  # noqa: E721 - True is no count
-            raise RequestRefused("candidates must be a whole number from 1 to 9")
+        if k is not None and k != "auto" and (type(k) is not int or not 1 <= k <= 9):  # noqa: E721 - True is no count
+            raise RequestRefused("candidates must be 'auto' or a whole number from 1 to 9")
         if use is not None and (type(use) is not int or not 1 <= use <= 9):  # noqa: E721
             raise RequestRefused("use names a candidate by its number, from 1 to 9")
         return cls(request, str(msg["path"]), str(msg["kernel_id"]),
