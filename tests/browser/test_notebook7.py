@@ -42,6 +42,9 @@ def test_chat_panel_in_notebook7(page: Any, lab: dict[str, Any], model: Scripted
     options = panel.locator(".jp-aici-picker option")
     assert [options.nth(i).get_attribute("value") for i in range(options.count())] == [
         "scripted-model", "scripted-large", "scripted-vision"]
+    check = panel.locator(".jp-aici-candidates select option")  # the Check picker, the server's 'auto' chosen
+    assert [check.nth(i).get_attribute("value") for i in range(check.count())] == ["auto", "1", "2", "3", "5"]
+    assert panel.locator(".jp-aici-candidates select").input_value() == "auto"
     assert panel.locator(".jp-aici-model .jp-aici-codewrap .jp-aici-copy").count() == 1
     assert "```" not in panel.evaluate("el => el.textContent")
     assert panel.locator(".jp-aici-error").count() == 0, panel.inner_text()
