@@ -28,7 +28,7 @@ from jupyter_client.manager import start_new_kernel
 from jupyter_ai_ci.model import llama_server, runtime
 
 HERE = str(Path(__file__).resolve().parent.parent)
-ASK = "%%ask --retries 0\nCompute 6 * 7 and print it."
+ASK = "%%ask --retries 0 --candidates 1\nCompute 6 * 7 and print it."  # one request, as in every run before 'auto'
 
 
 def model_processes(folder: str) -> list[int]:

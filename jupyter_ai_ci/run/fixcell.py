@@ -153,10 +153,12 @@ def make_run(session: Session, cell: FailedCell, kind: Kind, options: Options | 
     (the fixed cell, once accepted, is what re-running the notebook runs)."""
     check(cell)
     options = options if options is not None else Options()
+    # One candidate: the fix is tried, then offered for the person to accept or reject (the check);
+    # the cell's source in the request would make 'auto' read most fixes as questions about data.
     if kind == "fix":
-        chosen = replace(options, steps=1, answer=False, run=True)
+        chosen = replace(options, steps=1, answer=False, run=True, candidates=1)
     else:
-        chosen = replace(options, steps=1, answer=False, run=False)
+        chosen = replace(options, steps=1, answer=False, run=False, candidates=1)
     run = Run(session, request(cell, kind), chosen, thread=thread, replay_dir=None, source=source, say=say)
     run.settings = replace(run.settings, install_missing=False)
     return run

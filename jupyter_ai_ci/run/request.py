@@ -207,7 +207,8 @@ class Run:
         # The record holds the winner's code alone: a replay never votes again.
         wanted = self.session.settings.candidates if self.options.candidates is None else self.options.candidates
         self.settings = replace(self.settings, candidates=1 if self.record is not None else candidates_for(
-            wanted, self.settings.needs_code, getattr(self.client, "runs_locally", False)))
+            wanted, self.settings.needs_code, getattr(self.client, "runs_locally", False),
+            self.settings.policy.mode == "ask"))
         if self.choice is not None:  # no retries: the person chose this code, not a fix of it
             self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
         self.context = snapshot.context  # kept with the conversation, for a follow-up (``finish``)

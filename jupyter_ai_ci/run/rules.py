@@ -27,16 +27,18 @@ def judged_in(policy: PolicySettings, snapshot: Snapshot) -> PolicySettings:
     return replace(policy, moved=snapshot.moved, bindings=snapshot.bindings, folders=snapshot.folders)
 
 
-def candidates_for(wanted: int | str, about_data: bool, runs_locally: bool) -> int:
+def candidates_for(wanted: int | str, about_data: bool, runs_locally: bool, asks_always: bool = False) -> int:
     """The candidates a request is checked by: ``wanted`` (the setting or the request's own
-    choice), 'auto' read as two for a request about data on the managed local model and one
-    otherwise.  There llama.cpp keeps the prompt the first candidate read, so the second reads
-    about one token anew and costs its own decoding; on the DABench sample two candidates halved
-    the answers wrongly shown as done at 1.3x the loop's median seconds (docs/benchmarks.md).  An
-    endpoint's second candidate is a second request (or a reply with ``n``, billed by the token),
-    not measured here: one, unless the person sets more."""
+    choice), 'auto' read as two for a request about data on the managed local model, one
+    otherwise.  On the local model llama.cpp keeps the prompt the first candidate read, so the
+    second reads about one token anew and costs its own decoding; on the DABench sample two
+    candidates halved the answers wrongly shown as done at 1.3x the loop's median seconds
+    (docs/benchmarks.md).  Any other endpoint's second candidate is a second request (or a reply
+    with ``n``, billed by the token), not measured here.  Under policy 'ask' (``asks_always``)
+    each candidate would need the person's approval, so none after the first would run
+    (core/consensus.py): one."""
     if wanted == "auto":
-        return 2 if about_data and runs_locally else 1
+        return 2 if about_data and runs_locally and not asks_always else 1
     return max(1, int(wanted))
 
 

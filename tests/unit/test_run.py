@@ -237,17 +237,48 @@ def test_fixes_are_asked_anew_for_the_local_model_unless_told(setting: str, loca
     ("auto", 1, True, "How many rows does sales.csv have?", 1),
     (2, None, False, "Explain what overfitting means", 2),  # a count is a count, wherever
     (1, "auto", True, "Print the mean of x", 2),  # --candidates auto on one request
+    ("auto", None, True, "Say hello", 1),  # nothing about data: no number to compare
 ])
 def test_two_candidates_check_a_question_about_data_on_the_local_model_by_default(
         setting: object, chosen: object, local: bool, asked: str, expected: int) -> None:
+    assert AICISettings().candidates == "auto"
+    s = Session(AICISettings(candidates=setting), (Endpoint("scripted", base_url="http://x/v1"), _client(local)))
+    run = Run(s, asked, Options(candidates=chosen))  # type: ignore[arg-type]
+    run.start(snapshot(run, named=()))
+    assert run.settings.candidates == expected
+
+
+def _client(local: bool) -> ScriptedClient:
     client = ScriptedClient([])
     if local:
         client.runs_locally = True  # type: ignore[attr-defined]  # as the [local] extra's client says
-    s = Session(AICISettings(candidates=setting), (Endpoint("scripted", base_url="http://x/v1"), client))
-    run = Run(s, asked, Options(candidates=chosen))  # type: ignore[arg-type]
+    return client
+
+
+@pytest.mark.parametrize("options", [Options(run=False), Options(use=2), Options(candidates=2, run=False)])
+def test_auto_is_one_candidate_where_nothing_runs_or_the_person_chose(options: Options) -> None:
+    s = Session(AICISettings(), (Endpoint("scripted", base_url="http://x/v1"), _client(True)))
+    if options.use is not None:
+        with pytest.raises(UsageProblem, match="no candidates of this request to choose from"):
+            Run(s, "How many rows does sales.csv have?", options)  # no vote kept: refused, not voted
+        return
+    run = Run(s, "How many rows does sales.csv have?", options)
     run.start(snapshot(run))
-    assert run.settings.candidates == expected
-    assert AICISettings().candidates == "auto"
+    assert run.settings.needs_code is False and run.settings.candidates == (2 if options.candidates == 2 else 1)
+
+
+def test_auto_under_policy_ask_and_a_fix_of_a_cell_are_one_candidate() -> None:
+    from jupyter_ai_ci.run import fixcell
+
+    asks = Session(AICISettings(policy="ask"), (Endpoint("scripted", base_url="http://x/v1"), _client(True)))
+    run = Run(asks, "How many rows does sales.csv have?")
+    run.start(snapshot(run))
+    assert run.settings.candidates == 1  # every candidate would need the person's approval
+    s = Session(AICISettings(), (Endpoint("scripted", base_url="http://x/v1"), _client(True)))
+    cell = fixcell.FailedCell("total = df['Revenue'].sum()", "KeyError: 'Revenue'", "KeyError: 'Revenue'", 4)
+    fix = fixcell.make_run(s, cell, "fix")
+    fix.start(snapshot(fix))
+    assert fix.settings.needs_code and fix.settings.candidates == 1  # tried, then offered to accept or reject
 
 
 def test_the_default_check_on_the_local_model_asks_the_same_request_again_and_shows_the_vote() -> None:
