@@ -10,31 +10,17 @@ configuration.  ``c.AskMagics.x`` reaches only the magic.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from traitlets import Any as AnyTrait
-from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, TraitError, Unicode, Union, default, validate
+from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, Unicode, Union, validate
 from traitlets.config import Configurable
 
-DEFAULT_MODEL = "gpt-4o-mini"
-MODEL_ENV = "JUPYTER_AI_CI_MODEL"
+from jupyter_ai_ci.config.endpoint import MODEL_ENV, EndpointSettings
+from jupyter_ai_ci.config.safety import SafetySettings
 
-# Request fields jupyter-ai-ci sets itself: one of the user's would break the request or its reading.
-OWN_REQUEST_FIELDS = ("model", "messages", "stream", "stream_options")
-
-
-class JSONValue(AnyTrait):
-    """Any JSON value; from the command line (``key=value``) the value is read as JSON, so
-    ``repeat_penalty=1.0`` is the number 1.0 and ``stop='["x"]'`` a list, else it stays text."""
-
-    def from_string(self, s: str) -> Any:
-        try:
-            return json.loads(s)
-        except ValueError:
-            return s
-
+__all__ = ["KEY_VARIABLES", "SETTINGS_ENVIRONMENT", "SETTINGS_ENV_PREFIXES", "SETTINGS_SECTIONS", "AICISettings",
+           "apply_shared", "shared_settings"]
 
 # The environment variables that hold the model's key: kernels a driver starts do not get them
 # (AICISettings.keep_key_from_kernels); the driver's own process calls the model.
@@ -52,54 +38,9 @@ SETTINGS_ENV_PREFIXES = ("OPENAI_", "JUPYTER_AI_CI_")  # the SDK's other variabl
 SETTINGS_SECTIONS = ("AskMagics", "AICISettings", "Magics", "Configurable")
 
 
-class AICISettings(Configurable):
-    model = Unicode(
-        help=f"Model name sent to the endpoint. Default: ${MODEL_ENV}, else {DEFAULT_MODEL!r}."
-    ).tag(config=True)
-
-    @default("model")
-    def _default_model(self) -> str:
-        return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
-
-    models = List(
-        Unicode(),
-        help="The models the chat sidebar may use: its model picker lists them, and a request "
-        "for any other name is refused (the panel's messages are untrusted; a name like "
-        "'local:/some/path' would start a process). Empty: only AICISettings.model.",
-    ).tag(config=True)
-
-    def offered_models(self) -> list[str]:
-        """The sidebar's allow-list, the default first: ``models``, else ``[model]``."""
-        offered = list(dict.fromkeys(m for m in self.models if m)) or [self.model]
-        if self.model in offered:
-            offered.remove(self.model)
-            offered.insert(0, self.model)
-        return offered
-
-    base_url = Unicode(
-        "",
-        help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1. "
-        "Empty: the openai SDK's own OPENAI_BASE_URL (or api.openai.com).",
-    ).tag(config=True)
-
-    api_key = Unicode(
-        "",
-        help="API key. Empty: the openai SDK's own OPENAI_API_KEY. Prefer the environment "
-        "variable; a key in a config file is easy to leak.",
-    ).tag(config=True)
-
-    # Not configurable: True when the server moved OPENAI_API_KEY into api_key
-    # (keep_key_from_kernels), so a rejected key's error names the variable the user set.
-    api_key_from_env = Bool(False)
-
-    keep_key_from_kernels = Bool(
-        True,
-        help="Jupyter server and `jupyter ai-ci run`: take OPENAI_API_KEY out of the process's "
-        "environment when the extension loads or the command starts (on Linux also blanking it in "
-        "the environment the process started with, which /proc/<pid>/environ shows), so kernels it "
-        "starts (which inherit that environment) cannot read or print it; the process's own model "
-        "client keeps using it. False: kernels see it as before.",
-    ).tag(config=True)
+class AICISettings(EndpointSettings, SafetySettings, Configurable):
+    """Every setting, one class: the loop's here, the endpoint's (config/endpoint.py) and the
+    safety policy's (config/safety.py) mixed in, all configured as ``c.AICISettings.x``."""
 
     retries = CInt(
         2,
@@ -186,17 +127,6 @@ class AICISettings(Configurable):
         "for the local model the [local] extra runs, in the conversation for any other endpoint.",
     ).tag(config=True)
 
-    request_timeout = CFloat(
-        120.0, min=1.0, help="Seconds to wait for the model before giving up on a request."
-    ).tag(config=True)
-
-    max_request_retries = CInt(
-        3,
-        min=0,
-        help="Times the client retries a request on 429/5xx/connection errors, with "
-        "exponential backoff (honouring Retry-After), before reporting the error.",
-    ).tag(config=True)
-
     max_request_kb = CInt(
         64,
         min=1,
@@ -228,54 +158,6 @@ class AICISettings(Configurable):
         "like secrets (key, token, secret, password) are always masked.",
     ).tag(config=True)
 
-    local_fallback = Bool(
-        True,
-        help="With no endpoint or key configured, use the packaged local coder model when the "
-        "[local] extra is installed. False: say how to configure an endpoint instead.",
-    ).tag(config=True)
-
-    local_idle_minutes = CFloat(
-        10.0,
-        min=0.0,
-        help="Minutes without a request (from any of your processes: the server is shared) after "
-        "which the managed local model server stops, freeing its memory and removing its log; the "
-        "next request starts it again (a few seconds). 0: it runs while any process that used it "
-        "is alive. The process that starts the server decides.",
-    ).tag(config=True)
-
-    max_reply_tokens = CInt(
-        0,
-        min=0,
-        help="Longest reply, in tokens, asked of the model (max_tokens); 0 leaves it to the "
-        "server. The local model uses 1024 when this is 0, so a rambling small model stops.",
-    ).tag(config=True)
-
-    stream = Bool(True, help="Stream the model's text as it arrives.").tag(config=True)
-
-    request_extra = Dict(
-        value_trait=JSONValue(),
-        help="Extra fields for every chat request, merged last (over the fields jupyter-ai-ci sends, "
-        "yours win), e.g. {'top_k': 20} or {'repeat_penalty': 1.05}. A llama.cpp server is found "
-        "by itself and sent repeat_penalty 1.0; OpenAI refuses fields it does not know. "
-        "model, messages, stream and stream_options cannot be set here.",
-    ).tag(config=True)
-
-    @validate("request_extra")
-    def _check_request_extra(self, proposal: Any) -> dict[str, Any]:
-        extra = dict(proposal["value"])
-        for key in extra:
-            if not isinstance(key, str):
-                raise TraitError(f"AICISettings.request_extra: field names are text, not {key!r}")
-            if key in OWN_REQUEST_FIELDS:
-                raise TraitError(f"AICISettings.request_extra cannot set {key!r}: jupyter-ai-ci sends it "
-                                 "itself; remove it (the model is AICISettings.model, streaming .stream)")
-        try:
-            json.dumps(extra, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TraitError(f"AICISettings.request_extra must be JSON (numbers, text, true/false, "
-                             f"null, lists, objects): {exc}") from None
-        return extra
-
     replay = Bool(
         True,
         help="Re-running an unchanged %%ask (same request, --steps and --no-run, model, and named "
@@ -296,81 +178,6 @@ class AICISettings(Configurable):
         help="USD per million tokens, {model: [input, output]}, for the cost column of %ask_usage.",
     ).tag(config=True)
 
-    # ---- safety: policy, limits, budgets (see docs/safety.md) ----------------
-    policy = CaselessStrEnum(
-        ["auto", "ask-risky", "ask"],
-        default_value="ask-risky",
-        help="When to ask before generated code runs: 'auto' runs everything (the deny list "
-        "still applies); 'ask-risky' asks before code the scan flags (processes, deleting or "
-        "overwriting files, network, eval/exec and other code run from strings or unpickled data, "
-        "ctypes, sys.modules/builtins, exit, shell escapes); 'ask' asks before every attempt. With "
-        "nobody to ask (no stdin, e.g. a headless run), code that needs approval is refused, never "
-        "waited on.",
-    ).tag(config=True)
-
-    allow = List(
-        Unicode(),
-        help="Patterns (fnmatch) that need no approval: a risk kind ('network', 'process', "
-        "'delete', 'write', 'shell', 'eval', 'exit'), a call ('requests.*', 'subprocess.run'), "
-        "or 'pip:<package>' / 'pip:*' to install missing packages without asking.",
-    ).tag(config=True)
-
-    deny = List(
-        Unicode(),
-        help="Patterns (fnmatch) that are always refused, in every mode: a call or module "
-        "('subprocess', 'requests.*', 'shutil.rmtree') or a risk kind ('network').",
-    ).tag(config=True)
-
-    execution_timeout = CFloat(
-        300.0,
-        min=0.0,
-        help="Seconds a generated cell may run before it is interrupted (the kernel keeps "
-        "running, the model is told it timed out). 0: no limit.",
-    ).tag(config=True)
-
-    snapshot_max_bytes = CInt(
-        1 << 30,
-        min=0,
-        help="Largest object (bytes, estimated) copied before an attempt so a failure can be "
-        "undone; bigger ones are named as not undoable. pandas objects under copy-on-write "
-        "cost nothing until written and are exempt.",
-    ).tag(config=True)
-
-    undo_keep = CInt(
-        10,
-        min=0,
-        help="Requests whose way back is kept after they worked, for %ask undo (newest kept, "
-        "oldest dropped first); 0 keeps none.",
-    ).tag(config=True)
-
-    undo_memory = CInt(
-        1 << 30,
-        min=0,
-        help="Bytes the kept ways back may hold in all (old values of the names requests changed, "
-        "old contents of the files they changed); a request larger than this says so at its end.",
-    ).tag(config=True)
-
-    undo_file_cap = CInt(
-        256 << 20,
-        min=0,
-        help="Largest file (bytes) whose old content an attempt keeps before changing it; a bigger "
-        "one is named as not undoable at once.",
-    ).tag(config=True)
-
-    install_missing = Bool(
-        True,
-        help="On ModuleNotFoundError, offer to %pip install the package (asking first, "
-        "unless 'pip:<package>' is allowed) into the kernel's own environment, then re-run.",
-    ).tag(config=True)
-
-    max_tokens_per_request = CInt(
-        0, min=0, help="Token budget of one %%ask (prompt + completion, all calls). 0: none."
-    ).tag(config=True)
-
-    max_tokens_per_session = CInt(
-        0, min=0, help="Token budget of all requests in one session: a kernel's for %%ask, a notebook's "
-        "chat in the panel, the whole command for jupyter ai-ci run. 0: none."
-    ).tag(config=True)
 
 
 SHARED_FILE = "jupyter_ai_ci_config"
