@@ -133,11 +133,13 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     key, shown = yield from _result(first)
     ran = [_Ran(1, first, key, shown)]
     asks_always = settings.policy.mode == "ask"  # every other candidate would be asked about: none runs
-    if effects or key is None or asks_always:
+    took = sum(r.seconds for r in first.results)
+    slow = bool(settings.check_within) and took > settings.check_within
+    if effects or key is None or asks_always or slow:
         yield Commit(first.number, step)
         note = ("has side effects" if not first.lasting or lasting_effects(first.code, settings)
                 else f"cannot be undone: {first.lasting[0]}") if effects else "nothing to compare" if key is None else \
-            "policy 'ask': every run needs your approval"
+            "policy 'ask': every run needs your approval" if asks_always else f"its code took {took:.0f} s"
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)

@@ -38,6 +38,9 @@ class LoopSettings:
     # Candidates that must agree (core/consensus.py): 1 runs the first working attempt alone.
     candidates: int = 1
     candidate_temperature: float = 0.7  # the candidates after the first are sampled at it
+    # Seconds the first candidate's code may take for the others to be asked (0: any): a check the
+    # person did not ask for ('auto') must not run a slow cell again (run/rules.py).
+    check_within: float = 0.0
     # The model takes images (model/vision.py): the figures a step drew go with the next request
     # (the next step, the answer) as pictures too, beside their descriptions (core/pictures.py).
     vision: bool = False

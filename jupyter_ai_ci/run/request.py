@@ -33,7 +33,7 @@ from jupyter_ai_ci.notebook.sinks import provenance
 from jupyter_ai_ci.run import choose, lookup
 from jupyter_ai_ci.run.drive import Approver, AsyncApprover
 from jupyter_ai_ci.run.report import Timings
-from jupyter_ai_ci.run.rules import candidates_for, check_size, judged_in, policy_of
+from jupyter_ai_ci.run.rules import AUTO_CHECK_SECONDS, candidates_for, check_size, judged_in, policy_of
 from jupyter_ai_ci.run.session import KEEPABLE, Session
 from jupyter_ai_ci.safety.approval import GrantAll, Vouched
 
@@ -208,7 +208,7 @@ class Run:
         wanted = self.session.settings.candidates if self.options.candidates is None else self.options.candidates
         self.settings = replace(self.settings, candidates=1 if self.record is not None else candidates_for(
             wanted, self.settings.needs_code, getattr(self.client, "runs_locally", False),
-            self.settings.policy.mode == "ask"))
+            self.settings.policy.mode == "ask"), check_within=AUTO_CHECK_SECONDS if wanted == "auto" else 0.0)
         if self.choice is not None:  # no retries: the person chose this code, not a fix of it
             self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
         self.context = snapshot.context  # kept with the conversation, for a follow-up (``finish``)

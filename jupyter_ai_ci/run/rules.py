@@ -12,7 +12,11 @@ from jupyter_ai_ci.context.snapshot import Snapshot
 from jupyter_ai_ci.errors import UsageProblem
 from jupyter_ai_ci.safety.policy import PolicySettings
 
-__all__ = ["candidates_for", "check_size", "judged_in", "policy_of"]
+__all__ = ["AUTO_CHECK_SECONDS", "candidates_for", "check_size", "judged_in", "policy_of"]
+
+# 'auto' asks no second candidate when the first one's code ran longer than this: the check the
+# person did not ask for should cost about a model reply, not a slow cell run again (or twice).
+AUTO_CHECK_SECONDS = 10.0
 
 
 def policy_of(s: AICISettings) -> PolicySettings:

@@ -246,6 +246,8 @@ def test_two_candidates_check_a_question_about_data_on_the_local_model_by_defaul
     run = Run(s, asked, Options(candidates=chosen))  # type: ignore[arg-type]
     run.start(snapshot(run, named=()))
     assert run.settings.candidates == expected
+    # The check 'auto' adds skips a first candidate whose code ran long; one the person chose does not.
+    assert run.settings.check_within == (10.0 if (chosen or setting) == "auto" else 0.0)
 
 
 def _client(local: bool) -> ScriptedClient:
