@@ -109,7 +109,7 @@ class MagicDriver:
         reporter = self._reporter()
         try:
             run = Run(self.session, request, options, replay_dir=os.getcwd(), source="magic",
-                      say=lambda text: print(text, end=""), held_by=once.held_by_cells(self.shell, request))
+                      say=reporter.said, held_by=once.held_by_cells(self.shell, request))
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
         if args.show_context:  # a preview: it changes nothing, --new included

@@ -43,13 +43,12 @@ def fix_last(driver: Host, args: Namespace, kind: fixcell.Kind) -> None:
     shell = driver.shell
     secrets = tuple(secret_values(shell.user_ns, os.environ))
     options = Options(retries=args.retries, model=args.model, regenerate=args.regenerate, yes=args.yes)
+    reporter = driver._reporter()
     try:
         cell = fixcell.failed_cell(shell, secrets)
-        run = fixcell.make_run(driver.session, cell, kind, options, source="magic",
-                               say=lambda text: print(text, end=""))
+        run = fixcell.make_run(driver.session, cell, kind, options, source="magic", say=reporter.said)
     except UsageProblem as exc:
         raise UsageError(str(exc)) from None
-    reporter = driver._reporter()
     result = driver.drive(run, reporter)
     outcome = result.outcome
     if kind == "explain":

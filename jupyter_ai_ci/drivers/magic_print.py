@@ -21,6 +21,7 @@ class PrintReporter:
             sys.stdout.flush()
 
     say = _say  # the approver's question: shown at once
+    said = _say  # a line the run says outside the loop (the local model's first use, its queue)
 
     def flush(self) -> None:
         sys.stdout.flush()

@@ -38,6 +38,7 @@ class Section:
     verdict: str = ""  # a candidate's result and whether it agrees (core/consensus.py)
     figures: tuple[ShownFigure, ...] = ()  # what the next request told the model of this attempt's figures
     streaming: bool = True
+    waiting: str = ""  # "waiting for the local model: 1 request ahead", shown until its text starts
     _cached: tuple[Any, str] = field(default=(None, ""), repr=False)
     _rendered: tuple[str, str] = field(default=("", ""), repr=False)
 
@@ -54,7 +55,8 @@ class Section:
     def title(self, model: str) -> str:
         state = self.state
         if state == "writing":
-            return f"… {model} · {LABELS.get(self.purpose, self.purpose)}"
+            waiting = f" · {self.waiting}" if self.waiting and not self.text else ""
+            return f"… {model} · {LABELS.get(self.purpose, self.purpose)}{waiting}"
         if state == "failed":
             return f"✗ attempt {self.attempt} · {self.failed}"
         if state == "running":

@@ -39,6 +39,10 @@ from pathlib import Path
 
 from jupyter_ai_ci.model import runtime
 
+# How a line says this request waits its turn: a driver shows it while it holds and drops it once
+# the reply starts (the magic's head line, the panel's transient notice), not as a lasting line.
+WAITING = "waiting for the local model"
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock; a ticket's owner is told alive by its pid
@@ -116,7 +120,7 @@ class Ticket:
             say(f"· the request ahead has had the local model for {patience:g} s; sending this one anyway\n")
             return True
         if before and len(before) != self.said:
-            say(f"· waiting for the local model: {len(before)} request{'s' if len(before) > 1 else ''} ahead\n")
+            say(f"· {WAITING}: {len(before)} request{'s' if len(before) > 1 else ''} ahead\n")
         self.said = len(before)
         return not before
 

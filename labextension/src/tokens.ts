@@ -180,7 +180,7 @@ export type Entry =
       /** The figures of this cell that a later model request included. */
       shown?: IShownFigure[];
     }
-  | { kind: 'notice'; text: string }
+  | { kind: 'notice'; text: string; waiting?: boolean }
   | {
       kind: 'done';
       text: string;

@@ -11,6 +11,12 @@ const SHOWN_TEXT = 4000;
 
 /** Apply one message that only changes what is shown; false for messages it does not show. */
 export function show(entries: Entry[], msg: ServerMessage, path: string): boolean {
+  const waiting = msg.type === 'notice' && msg.kind === 'waiting';
+  if (msg.type !== 'notice') {
+    // The reply streaming, code running, the end: the wait is over and its line goes.  (A notice
+    // may come during the wait: the local model's first-use line, said as its server starts.)
+    dropWaiting(entries);
+  }
   switch (msg.type) {
     case 'model':
       entries.push({ kind: 'model', text: '', purpose: String(msg.purpose) });
@@ -31,6 +37,13 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       return true;
     }
     case 'notice':
+      if (waiting) {
+        // "waiting for the local model: 1 request ahead": one line while it holds, its count
+        // updated in place, gone once anything else arrives (not a lasting line per change).
+        dropWaiting(entries);
+        entries.push({ kind: 'notice', text: String(msg.text), waiting: true });
+        return true;
+      }
       if (msg.kind === 'replayed-text' || msg.kind === 'candidate-text') {
         // The recorded reply, or another choice of the last reply (candidates asked for in one
         // request), where the model's would have streamed: rendered like one.
@@ -40,6 +53,14 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       }
       if (msg.kind === 'retrying') {
         failedCheck(entries, Number(msg.attempt) || 0, String(msg.text));
+      }
+      if (msg.kind === 'candidate') {
+        // The first candidate is no longer "checking…" once another is in (as the magic's view).
+        for (const entry of entries) {
+          if (entry.kind === 'notice' && entry.text.endsWith(' — checking…')) {
+            entry.text = entry.text.slice(0, -' — checking…'.length);
+          }
+        }
       }
       // A refusal ends the run, and so does a reply without code: the last line says it, once.
       if (msg.kind !== 'attempt' && msg.kind !== 'refused' && msg.kind !== 'no-code') {
@@ -280,4 +301,14 @@ export function fromHistory(runs: unknown, path: string): { entries: Entry[]; se
     }
   }
   return { entries, session };
+}
+
+/** Remove the line that said this run waits for the local model (``show``). */
+function dropWaiting(entries: Entry[]): void {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (entry.kind === 'notice' && entry.waiting) {
+      entries.splice(i, 1);
+    }
+  }
 }

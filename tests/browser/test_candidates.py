@@ -106,6 +106,8 @@ def test_the_panel_checks_with_candidates_and_use_this_one_replaces_the_cells(
     assert [r.get("temperature", 0) for r in model.requests] == [0, 0.7, 0.7]
     done = panel.locator(".jp-aici-done").last
     assert "Candidates disagree: 76 (1 of 3) vs 36 vs 12" in done.inner_text()
+    notices = panel.locator(".jp-aici-notice").all_inner_texts()  # the first is no longer "checking…"
+    assert "candidate 1 of 3: 76" in notices and not any(n.endswith("checking…") for n in notices), notices
     assert "jp-aici-unsure" in str(done.get_attribute("class"))  # a warning, not the ✓'s green
     others = done.locator(".jp-aici-other")
     assert others.count() == 2 and "other result: 36 (1 candidate)" in others.first.inner_text()

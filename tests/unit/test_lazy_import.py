@@ -17,8 +17,8 @@ from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
 # What load_ext may import of ours: the package, the settings, the light magics and the kernel tracker.
 # The tracker starts the figure hook (context/figurehook.py), which names the metadata key.
-EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.config.endpoint", "jupyter_ai_ci.config.safety",
-                 "jupyter_ai_ci.context", "jupyter_ai_ci.context.figurehook",
+EXPECTED_OURS = ["jupyter_ai_ci", "jupyter_ai_ci.config", "jupyter_ai_ci.config.endpoint",
+                 "jupyter_ai_ci.config.safety", "jupyter_ai_ci.context", "jupyter_ai_ci.context.figurehook",
                  "jupyter_ai_ci.context.tracker", "jupyter_ai_ci.drivers", "jupyter_ai_ci.drivers.magic_entry",
                  "jupyter_ai_ci.drivers.own_settings", "jupyter_ai_ci.notebook", "jupyter_ai_ci.notebook.figuretext",
                  "jupyter_ai_ci.pristine"]

@@ -147,3 +147,34 @@ def test_a_request_stuck_at_the_head_is_waited_for_only_so_long(model: Path) -> 
     finally:
         process.kill()
         process.wait()
+
+
+def test_each_driver_shows_the_wait_while_it_holds_and_drops_it_when_the_reply_starts(model: Path) -> None:
+    # The line the queue really says, from real tickets, into the magic's view and the panel's notice.
+    from jupyter_ai_ci.drivers.magic_view import RichReporter
+    from jupyter_ai_ci.drivers.server.protocol import said
+    from jupyter_ai_ci.events import CallModel
+
+    first, second = turns.Ticket(model), turns.Ticket(model)
+    lines: list[str] = []
+    assert not second.look(lines.append) and len(lines) == 1
+
+    class Handle:
+        def update(self, bundle: dict[str, str], **kwargs: object) -> None:
+            self.bundle = bundle
+
+    handle = Handle()
+    reporter = RichReporter("m", lambda bundle, **kwargs: handle.update(bundle) or handle)
+    reporter.model_started(CallModel((), "first"))
+    reporter.said(lines[0])  # in the head line of the call it holds up, not a line of its own
+    head = handle.bundle["text/plain"].splitlines()[0]
+    assert head == "… m · writing code · waiting for the local model: 1 request ahead"
+    reporter.model_text("```python\nx = 1\n```")
+    reporter.refresh(force=True)
+    assert "waiting" not in handle.bundle["text/plain"]  # the reply started: the wait is over
+    # The panel: kind 'waiting' (labextension/src/transcript.ts keeps one such line while it holds).
+    assert said(lines[0]) == {"type": "notice", "kind": "waiting", "attempt": 0, "step": 0,
+                              "text": "waiting for the local model: 1 request ahead"}
+    assert said("· using Qwen2.5-Coder, a small local model\n")["kind"] == "other"
+    first.leave()
+    second.leave()

@@ -17,6 +17,7 @@ from jupyter_ai_ci.core.pictures import shown_figures
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
+from jupyter_ai_ci.model.turns import WAITING
 from jupyter_ai_ci.run.request import Result
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
@@ -202,6 +203,14 @@ def notebook_folder(root_dir: str | None, path: str) -> str | None:
     root = os.path.realpath(root_dir)
     folder = os.path.realpath(os.path.join(root, os.path.dirname(path)))
     return folder if folder == root or folder.startswith(root + os.sep) else None
+
+
+def said(text: str) -> dict[str, Any]:
+    """A line the run says outside the loop (the local model's first use, its queue) as the panel's
+    notice: a wait for the local model is kind 'waiting', which the panel shows while it holds and
+    drops once anything else arrives (labextension/src/transcript.ts)."""
+    kind = "waiting" if text.strip(" ·\n").startswith(WAITING) else "other"
+    return {"type": "notice", "kind": kind, "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
 
 
 def sentence(text: str) -> str:

@@ -23,6 +23,7 @@ from jupyter_ai_ci.drivers.server.protocol import (
     check_open,
     done_message,
     notebook_folder,
+    said,
     sentence,
     session_usage,
 )
@@ -117,8 +118,7 @@ class SidebarRun:
         loop = asyncio.get_running_loop()
 
         def say(text: str) -> None:  # the local model's first-use line, from the thread that starts it
-            notice = {"type": "notice", "kind": "other", "text": text.strip(" ·\n"), "attempt": 0, "step": 0}
-            loop.call_soon_threadsafe(self.send, notice)
+            loop.call_soon_threadsafe(self.send, said(text))
 
         options = Options(model=msg.model, new=msg.new, regenerate=msg.regenerate, candidates=msg.candidates,
                           use=msg.use)
