@@ -16,11 +16,12 @@ from typing import Any
 from traitlets import Bool, CaselessStrEnum, CFloat, CInt, Dict, List, Unicode, Union, validate
 from traitlets.config import Configurable
 
-from jupyter_ai_ci.config.endpoint import MODEL_ENV, EndpointSettings
+from jupyter_ai_ci.config.endpoint import DEFAULT_MODEL, MODEL_ENV, OWN_REQUEST_FIELDS, EndpointSettings, JSONValue
 from jupyter_ai_ci.config.safety import SafetySettings
 
-__all__ = ["KEY_VARIABLES", "SETTINGS_ENVIRONMENT", "SETTINGS_ENV_PREFIXES", "SETTINGS_SECTIONS", "AICISettings",
-           "apply_shared", "shared_settings"]
+__all__ = ["DEFAULT_MODEL", "KEY_VARIABLES", "MODEL_ENV", "OWN_REQUEST_FIELDS", "SETTINGS_ENVIRONMENT",
+           "SETTINGS_ENV_PREFIXES", "SETTINGS_SECTIONS", "AICISettings", "EndpointSettings", "JSONValue",
+           "SafetySettings", "apply_shared", "shared_settings"]
 
 # The environment variables that hold the model's key: kernels a driver starts do not get them
 # (AICISettings.keep_key_from_kernels); the driver's own process calls the model.
@@ -104,7 +105,8 @@ class AICISettings(EndpointSettings, SafetySettings, Configurable):
         "plain ✓ then. Code with lasting effects (files written, network) runs once. 1: no vote. "
         "'auto' (the default): 2 for a request about data on the managed local model, whose prompt "
         "cache makes the second cost about its own decoding (docs/benchmarks.md), 1 otherwise (on an "
-        "endpoint a second candidate is a second request or a reply with n=2: set 2 to check there). "
+        "endpoint a second candidate is a second request or a reply with n=2: set 2 to check there), "
+        "and 1 for a Fix, under policy 'ask', and when the first candidate's code ran over 10 s. "
         "%%ask --candidates K for one request.",
     ).tag(config=True)
 

@@ -139,7 +139,7 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
         yield Commit(first.number, step)
         note = ("has side effects" if not first.lasting or lasting_effects(first.code, settings)
                 else f"cannot be undone: {first.lasting[0]}") if effects else "nothing to compare" if key is None else \
-            "policy 'ask': every run needs your approval" if asks_always else f"its code took {took:.0f} s"
+            "policy 'ask': every run needs your approval" if asks_always else f"its code took {took:.1f} s"
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)

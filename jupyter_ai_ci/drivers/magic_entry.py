@@ -96,8 +96,9 @@ class AskMagics(Magics, AICISettings):
                    "the next step or ends with prose (default 1)")
     @argument("--candidates", type=_count_or_auto, default=None, metavar="K",
               help="candidates that must agree: up to K solutions run and are compared, the largest "
-                   "group's applied; 'auto': 2 for a request about data on the managed local model, "
-                   "else 1 (default: AICISettings.candidates, 'auto')")
+                   "group's applied; 'auto': 2 for a request about data on the managed local model "
+                   "(1 under policy 'ask' or when its first code ran over 10 s), else 1 "
+                   "(default: AICISettings.candidates, 'auto')")
     @argument("--use", type=int, default=None, metavar="N",
               help="use this one: apply candidate N of this request's last vote instead of the one the "
                    "vote applied (no model call; its cells replace the applied ones)")

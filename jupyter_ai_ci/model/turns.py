@@ -42,6 +42,7 @@ from jupyter_ai_ci.model import runtime
 # How a line says this request waits its turn: a driver shows it while it holds and drops it once
 # the reply starts (the magic's head line, the panel's transient notice), not as a lasting line.
 WAITING = "waiting for the local model"
+TURN = "the local model is reading this request"  # said once the wait is over: the line goes
 
 try:
     import fcntl
@@ -118,9 +119,11 @@ class Ticket:
             self.head, self.since = before[:1], time.monotonic()
         if before and time.monotonic() - self.since > patience:
             say(f"· the request ahead has had the local model for {patience:g} s; sending this one anyway\n")
-            return True
-        if before and len(before) != self.said:
+            before = []  # its turn now, as far as the line goes
+        elif before and len(before) != self.said:
             say(f"· {WAITING}: {len(before)} request{'s' if len(before) > 1 else ''} ahead\n")
+        if not before and self.said:  # it waited: the drivers drop their waiting line on this one
+            say(f"· {TURN}\n")
         self.said = len(before)
         return not before
 

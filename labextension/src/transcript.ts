@@ -41,7 +41,10 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         // "waiting for the local model: 1 request ahead": one line while it holds, its count
         // updated in place, gone once anything else arrives (not a lasting line per change).
         dropWaiting(entries);
-        entries.push({ kind: 'notice', text: String(msg.text), waiting: true });
+        if (msg.text) {
+          // (No text: the wait is over, the request is being read.)
+          entries.push({ kind: 'notice', text: String(msg.text), waiting: true });
+        }
         return true;
       }
       if (msg.kind === 'replayed-text' || msg.kind === 'candidate-text') {
@@ -56,7 +59,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
       }
       if (msg.kind === 'candidate') {
         // The first candidate is no longer "checking…" once another is in (as the magic's view).
-        for (const entry of entries) {
+        for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
+          const entry = entries[i]; // this run's alone
           if (entry.kind === 'notice' && entry.text.endsWith(' — checking…')) {
             entry.text = entry.text.slice(0, -' — checking…'.length);
           }
@@ -187,6 +191,7 @@ export function finish(
   asked?: { request: string; path: string; cells?: string[] },
   undo?: unknown
 ): void {
+  dropWaiting(entries); // a run stopped or lost while it waited: the wait is over too
   // A model call of this run that never answered: a stopped one (last), or a failed answer in
   // words that a note follows (found in review: its "…" stayed for good).
   for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {

@@ -257,7 +257,7 @@ def test_an_automatic_check_does_not_run_a_slow_first_candidate_again() -> None:
     k = Kernel([py("a")], [slow])
     outcome = k.run(candidates=2, check_within=10.0)  # 'auto': the person did not ask for the check
     assert len(k.calls) == 1 and k.log == ["checkpoint 1", "run 1", "commit 1"]
-    assert summarize(outcome).what() == "done · 1 candidate (its code took 12 s)"
+    assert summarize(outcome).what() == "done · 1 candidate (its code took 12.5 s)"
     asked = Kernel([py("a"), py("b")], [slow, ExecutionResult(result="76", seconds=12.0)])
     assert asked.run(candidates=2).consensus.agreed  # type: ignore[union-attr]  # --candidates 2: checked
     assert len(asked.calls) == 2

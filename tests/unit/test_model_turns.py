@@ -54,7 +54,8 @@ def test_tickets_are_served_in_arrival_order_and_say_how_many_are_ahead(model: P
     first.leave()  # its reply ended
     assert not third.look(said.append) and said[-1] == "· waiting for the local model: 1 request ahead\n"
     second.leave()
-    assert third.look(said.append) and len(said) == 2
+    assert third.look(said.append) and said[-1] == f"· {turns.TURN}\n"  # its turn: the drivers drop the line
+    assert third.look(said.append) and len(said) == 3  # said once
     third.leave()
     assert tickets(model) == []  # nothing left behind, no temporary either
 
@@ -143,7 +144,8 @@ def test_a_request_stuck_at_the_head_is_waited_for_only_so_long(model: Path) -> 
             assert 0.5 <= time.monotonic() - started < 5
             assert tickets(model) == sorted([name, mine.path.name])  # its place is kept: it is still there
         assert said == ["· waiting for the local model: 1 request ahead\n",
-                        "· the request ahead has had the local model for 0.5 s; sending this one anyway\n"]
+                        "· the request ahead has had the local model for 0.5 s; sending this one anyway\n",
+                        f"· {turns.TURN}\n"]
     finally:
         process.kill()
         process.wait()
@@ -169,12 +171,14 @@ def test_each_driver_shows_the_wait_while_it_holds_and_drops_it_when_the_reply_s
     reporter.said(lines[0])  # in the head line of the call it holds up, not a line of its own
     head = handle.bundle["text/plain"].splitlines()[0]
     assert head == "… m · writing code · waiting for the local model: 1 request ahead"
-    reporter.model_text("```python\nx = 1\n```")
-    reporter.refresh(force=True)
-    assert "waiting" not in handle.bundle["text/plain"]  # the reply started: the wait is over
+    second.look(lines.append)  # still one ahead: nothing new said
+    first.leave()
+    assert second.look(lines.append) and lines[-1] == f"· {turns.TURN}\n"
+    reporter.said(lines[-1])  # its turn: the prompt is being read, no longer waited for
+    assert handle.bundle["text/plain"].splitlines()[0] == "… m · writing code"
+    assert said(lines[-1])["kind"] == "waiting" and said(lines[-1])["text"] == ""  # the panel drops its line
     # The panel: kind 'waiting' (labextension/src/transcript.ts keeps one such line while it holds).
     assert said(lines[0]) == {"type": "notice", "kind": "waiting", "attempt": 0, "step": 0,
                               "text": "waiting for the local model: 1 request ahead"}
     assert said("· using Qwen2.5-Coder, a small local model\n")["kind"] == "other"
-    first.leave()
     second.leave()

@@ -257,13 +257,9 @@ def _client(local: bool) -> ScriptedClient:
     return client
 
 
-@pytest.mark.parametrize("options", [Options(run=False), Options(use=2), Options(candidates=2, run=False)])
-def test_auto_is_one_candidate_where_nothing_runs_or_the_person_chose(options: Options) -> None:
+@pytest.mark.parametrize("options", [Options(run=False), Options(candidates=2, run=False)])
+def test_auto_is_one_candidate_where_nothing_runs(options: Options) -> None:
     s = Session(AICISettings(), (Endpoint("scripted", base_url="http://x/v1"), _client(True)))
-    if options.use is not None:
-        with pytest.raises(UsageProblem, match="no candidates of this request to choose from"):
-            Run(s, "How many rows does sales.csv have?", options)  # no vote kept: refused, not voted
-        return
     run = Run(s, "How many rows does sales.csv have?", options)
     run.start(snapshot(run))
     assert run.settings.needs_code is False and run.settings.candidates == (2 if options.candidates == 2 else 1)

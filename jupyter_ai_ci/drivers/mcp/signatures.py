@@ -14,7 +14,7 @@ Request = Annotated[str, Field(description="What to do or find out, in words")]
 Retries = Annotated[int | None, Field(ge=0, le=10, description="Fix attempts after a failure")]
 Candidates = Annotated[int | None, Field(ge=1, le=5, description=(
     "Candidates that must agree; default: the server's AICISettings.candidates ('auto' unless set: 2 for a "
-    "question about data on the managed local model, else 1)"))]
+    "question about data on the managed local model, else 1; see docs/guide.md)"))]
 Steps = Annotated[int | None, Field(ge=1, le=10, description="Steps the request may take")]
 Code = Annotated[str, Field(description="Python code to execute")]
 Preview = Annotated[str, Field(description="A request, to see what it would send")]
