@@ -36,7 +36,7 @@ def candidates_for(wanted: int | str, about_data: bool, runs_locally: bool, asks
     choice), 'auto' read as two for a request about data on the managed local model, one
     otherwise.  On the local model llama.cpp keeps the prompt the first candidate read, so the
     second reads about one token anew and costs its own decoding; on the DABench sample two
-    candidates halved the answers wrongly shown as done at 1.3x the loop's median seconds
+    candidates halved the answers wrongly shown as done at 1.2x the loop's median seconds
     (docs/benchmarks.md).  Any other endpoint's second candidate is a second request (or a reply
     with ``n``, billed by the token), not measured here.  Under policy 'ask' (``asks_always``)
     each candidate would need the person's approval, so none after the first would run
