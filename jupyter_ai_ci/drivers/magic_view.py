@@ -23,7 +23,7 @@ from jupyter_ai_ci.core.pictures import shown_figures
 from jupyter_ai_ci.drivers.magic_section import ERROR, MUTED, Section, figure_line
 from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
 from jupyter_ai_ci.events import CallModel, ExecutionResult, Notice
-from jupyter_ai_ci.model.turns import TURN, WAITING
+from jupyter_ai_ci.model.turns import waiting
 
 INTERVAL = 0.1  # seconds between display updates while the model's text streams
 METADATA = {"jupyter_ai_ci": {"role": "progress"}}  # tells the kernel tracker this is not the user's output
@@ -195,9 +195,9 @@ class RichReporter:
         """A line the run says outside the loop: a wait for the local model goes in the head line
         of the call it holds up, until its reply starts (printed, each change of the count stayed
         in the cell's output for good); any other line is printed."""
-        section, line = self.view.current, text.strip(" ·\n")
-        if line.startswith((WAITING, TURN)) and section is not None and section.streaming and not section.text:
-            section.waiting = line if line.startswith(WAITING) else ""  # TURN: the wait is over
+        section, wait = self.view.current, waiting(text)
+        if wait is not None and section is not None and section.streaming and not section.text:
+            section.waiting = wait  # "": the wait is over
             self.refresh(force=True)
             return
         print(text, end="", flush=True)

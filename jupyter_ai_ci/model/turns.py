@@ -44,6 +44,13 @@ from jupyter_ai_ci.model import runtime
 WAITING = "waiting for the local model"
 TURN = "the local model is reading this request"  # said once the wait is over: the line goes
 
+
+def waiting(text: str) -> str | None:
+    """What a line the run says means to a driver's waiting line: its text while the request
+    waits, "" once the wait is over (the line goes), None for any other line."""
+    line = text.strip(" ·\n")
+    return line if line.startswith(WAITING) else "" if line.startswith(TURN) else None
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock; a ticket's owner is told alive by its pid

@@ -97,6 +97,7 @@ class Run:
         if options.new:
             session.conversation(thread).clear()
         self.endpoint, self.client = session.model(options.model, say)
+        self.local = bool(getattr(self.client, "runs_locally", False))  # the [local] extra's model
         vision, ask_vision = self._figures()  # before the first request: the model's name decides
         self.settings = LoopSettings(
             retries=s.retries if options.retries is None else options.retries,
@@ -115,7 +116,7 @@ class Run:
             candidates=1,
             candidate_temperature=max(s.candidate_temperature, s.temperature),
             fix_from_start=s.fix_from_start == "always" or (
-                s.fix_from_start == "auto" and getattr(self.client, "runs_locally", False)),
+                s.fix_from_start == "auto" and self.local),
             vision=vision,  # figures go as pictures too (model/vision.py)
             ask_vision=ask_vision,
             figures=self._figures if self.endpoint.vision == "auto" else None,
@@ -207,8 +208,8 @@ class Run:
         # The record holds the winner's code alone: a replay never votes again.
         wanted = self.session.settings.candidates if self.options.candidates is None else self.options.candidates
         self.settings = replace(self.settings, candidates=1 if self.record is not None else candidates_for(
-            wanted, self.settings.needs_code, getattr(self.client, "runs_locally", False),
-            self.settings.policy.mode == "ask"), check_within=AUTO_CHECK_SECONDS if wanted == "auto" else 0.0)
+            wanted, self.settings.needs_code, self.local, self.settings.policy.mode == "ask"),
+            check_within=AUTO_CHECK_SECONDS if wanted == "auto" else 0.0)
         if self.choice is not None:  # no retries: the person chose this code, not a fix of it
             self.settings = replace(self.settings, candidates=1, retries=0, answer="never")
         self.context = snapshot.context  # kept with the conversation, for a follow-up (``finish``)

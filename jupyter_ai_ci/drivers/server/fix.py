@@ -26,7 +26,6 @@ from jupyter_ai_ci.drivers.server.protocol import (
     RequestRefused,
     check_open,
     offered_model,
-    said,
     session_usage,
 )
 from jupyter_ai_ci.drivers.server.run import TRANSACTION_TIMEOUT, SidebarRun
@@ -131,13 +130,8 @@ class SidebarFix(SidebarRun):
     async def _fix(self, msg: FixMessage, in_kernel: Callable[[str], Awaitable[dict[str, Any]]]) -> None:
         session = self.chats.get(msg.path).session
         cell = fixcell.compared(msg.cell, await ran_source(in_kernel, msg.cell.count))
-        loop = asyncio.get_running_loop()
-
-        def say(text: str) -> None:  # the local model's first use and its queue, as an ask's
-            loop.call_soon_threadsafe(self.send, said(text))
-
         run = fixcell.make_run(session, cell, msg.kind, Options(model=msg.model), thread=msg.path,
-                               source="fix-action", say=say)
+                               source="fix-action", say=self.sayer())
         run.check()
         self.send({"type": "started", "model": run.endpoint.model, "host": run.endpoint.host, "kind": msg.kind})
         if cell.changed:

@@ -17,7 +17,7 @@ from jupyter_ai_ci.core.pictures import shown_figures
 from jupyter_ai_ci.errors import AICIError
 from jupyter_ai_ci.events import CallModel, CellRecord, Execute, ExecutionResult, Notice, Outcome
 from jupyter_ai_ci.executors.frontend import FrontendExecutor
-from jupyter_ai_ci.model.turns import TURN, WAITING
+from jupyter_ai_ci.model.turns import waiting
 from jupyter_ai_ci.run.request import Result
 from jupyter_ai_ci.run.session import Session
 from jupyter_ai_ci.run.summary import summarize
@@ -209,11 +209,9 @@ def said(text: str) -> dict[str, Any]:
     """A line the run says outside the loop (the local model's first use, its queue) as the panel's
     notice: a wait for the local model is kind 'waiting', which the panel shows while it holds and
     drops once anything else arrives (labextension/src/transcript.ts)."""
-    line = text.strip(" ·\n")
-    if line.startswith(TURN):  # the wait is over: a waiting notice with no text drops the line
-        return {"type": "notice", "kind": "waiting", "text": "", "attempt": 0, "step": 0}
-    kind = "waiting" if line.startswith(WAITING) else "other"
-    return {"type": "notice", "kind": kind, "text": line, "attempt": 0, "step": 0}
+    wait = waiting(text)  # "": the wait is over, and a waiting notice with no text drops the line
+    return {"type": "notice", "kind": "other" if wait is None else "waiting",
+            "text": text.strip(" ·\n") if wait is None else wait, "attempt": 0, "step": 0}
 
 
 def sentence(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_ai_ci.drivers.server.chats import Chats, Transcript
@@ -81,6 +82,16 @@ class SidebarRun:
                 self.transcript.record({"type": "decided", "id": str(message.get("id")),
                                         "approved": message.get("approved") is True})
 
+    def sayer(self) -> Callable[[str], None]:
+        """The run's ``say``: the local model's first-use line and its queue, as the panel's notices,
+        from whichever thread says them (the one that starts the server)."""
+        loop = asyncio.get_running_loop()
+
+        def say(text: str) -> None:
+            loop.call_soon_threadsafe(self.send, said(text))
+
+        return say
+
     def send(self, message: dict[str, Any]) -> None:
         """To the panel, and into the notebook's transcript once there is one."""
         if self.transcript is not None:
@@ -115,11 +126,7 @@ class SidebarRun:
         if msg.new:
             self.chats.forget(msg.path)
         self.transcript = chat.begin(msg.request)
-        loop = asyncio.get_running_loop()
-
-        def say(text: str) -> None:  # the local model's first-use line, from the thread that starts it
-            loop.call_soon_threadsafe(self.send, said(text))
-
+        say = self.sayer()
         options = Options(model=msg.model, new=msg.new, regenerate=msg.regenerate, candidates=msg.candidates,
                           use=msg.use)
         run = Run(session, msg.request, options,
