@@ -1,32 +1,30 @@
 """Candidates that must agree: consensus by execution.
 
-A small model's code that runs is not therefore right: a third to a half of its
-answers run cleanly and are wrong.  Wrong answers are many and varied; right
-ones agree.  So after the first attempt that works (held: neither committed nor
-undone, ``run_attempt(hold=True)``) the request is asked again, sampled, for up
-to ``candidates - 1`` more solutions.  Each runs as an attempt of its own on
-the state the request found -- the one before it is rolled back first, so a
-candidate that changes a DataFrame in place is not seen by the next -- and its
-result is compared (``core/sameresult.py``).  Two that agree stop the vote
-early.  The largest group wins (a tie: the first candidate's, asked at the
-user's temperature); its code is applied once -- the last candidate run is
-simply committed when it is of that group, any other is run again -- and the
-others travel with the outcome, for "use this one".
+A small model's code that runs is not therefore right; wrong answers are many and varied, right
+ones agree.  So after the first attempt that works (held: neither committed nor undone,
+``run_attempt(hold=True)``) the request is asked again, sampled, for up to ``candidates - 1`` more
+solutions, each run on the state the request found and its result compared
+(``core/sameresult.py``).  Two that agree stop the vote early.  The largest group wins (a tie: the
+first candidate's, asked at the user's temperature); its code is applied once -- the candidate in
+the kernel committed when it is of that group, else the winner run again -- and the others travel
+with the outcome, for "use this one".
 
-A candidate that gives no code, raises or is refused is not counted (the first
-had the retries); nor is one whose code would need the person's approval: they
-are asked about the first candidate alone.  Each candidate starts from the request's state: the
+A candidate that gives no code, raises or is refused is not counted (the first had the retries);
+nor is one whose code would need the person's approval.  Each starts from the request's state: the
 one before is rolled back -- its names, the process (environment, ``sys.path``, patched modules and
 builtins) and its files in the working folder -- so a file a candidate writes is written once, by
 the winner.  Code with effects a rollback cannot undo (network, processes, files outside the
 folder or over the cap: by the scan, or as the transaction saw them) runs once: one candidate,
-said so.  So does a result with nothing to compare (a figure, no output).  Nothing is held while the model is
-asked: a Stop or Ctrl-C then leaves the kernel as the request found it.
+said so.  So does a result with nothing to compare (a figure, no output).
 
-The candidates are asked for in one request, ``n`` of them (the prompt paid once), where the
-endpoint takes ``n``; the reply's other choices wait their turn, shown as each runs.  Where it
-does not (llama.cpp, Ollama, a server that ignores ``n``), fewer come back, and the vote asks
-again for the rest: K requests, which on llama.cpp share the prompt's cached prefix.
+The candidate in the kernel stays held while the model writes the next one (on a CPU the long part
+of the check) and is rolled back when the reply is in, so a Stop then (the driver throws
+``KeyboardInterrupt`` in at the call) ends the check, not the request: the result shown is kept,
+not run again, and said to be not checked.  A Stop while a candidate's code runs, or any other
+exception at the call, rolls back what is held and stops the request.
+
+The candidates are asked for in one request, ``n`` of them, where the endpoint takes ``n``; where it
+does not (llama.cpp, Ollama), the vote asks again for the rest, sharing the prompt's cached prefix.
 """
 
 from __future__ import annotations
@@ -57,12 +55,17 @@ from jupyter_ai_ci.events import (
     Rollback,
     Usage,
 )
+from jupyter_ai_ci.events.outcome import sureness as sureness  # the drivers read it here
 from jupyter_ai_ci.safety import policy
 from jupyter_ai_ci.safety.risktable import UNDONE_BY_ROLLBACK
 from jupyter_ai_ci.text import python_blocks
 
 # Risk kinds whose effects outlive a rollback: such code runs once, as one candidate.
 LASTING = frozenset({"process", "delete", "write", "network", "shell", "ctypes", "exit"})
+
+
+class _StopCheck(Exception):
+    """A Stop came while the model wrote a candidate (not while one's code ran)."""
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Vote:
     attempts: list[Attempt] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
+    stopped: bool = False  # a Stop ended the check: the result shown is kept, not checked
 
 
 @dataclass
@@ -143,17 +147,25 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)
-    held: _Ran | None = ran[0]
+    held = [ran[0]]  # the candidate in the kernel, until the next one is about to run (the docstring)
     failed = 0
     waiting: list[str] = []  # candidates that came as other choices of a reply, not yet run
     for place in range(2, k + 1):
         if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
             break  # two agree, and none differs: enough (the choices still waiting are dropped)
-        if held is not None:  # nothing is held while the model is asked (see the docstring)
-            yield Rollback(held.attempt.number, step)
-            held = None
-        attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports), over_budget,
-                                        waiting)
+        try:
+            attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports),
+                                            over_budget, waiting, held)
+        except _StopCheck:
+            out.stopped = True
+            yield Notice("candidate", _stopped_line(ran, held), step=step)
+            break
+        except GeneratorExit:
+            raise
+        except BaseException:  # the request ends: nothing it held may stay in the kernel
+            if held:
+                yield Rollback(held.pop().attempt.number, step)
+            raise
         if attempt is None:  # no more can be asked (the budget, the endpoint): vote with those in
             break
         if isinstance(attempt, str):
@@ -167,28 +179,45 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
                          f"({attempt.lasting[0]}): not counted; no more candidates", step=step)
             break
         key, shown = yield from _result(attempt)
-        held = _Ran(place, attempt, key, shown)
-        ran.append(held)
+        held.append(_Ran(place, attempt, key, shown))
+        ran.append(held[0])
         agrees = [str(r.number) for r in ran[:-1] if sameresult.same(r.key, key)]
         yield Notice("candidate", f"candidate {place} of {k}: {shown} — "
                      + (f"agrees with {', '.join(agrees)}" if agrees else "differs"), attempt=attempt.number, step=step)
-    return (yield from _apply(out, ran, held, failed, settings, approved))
+    return (yield from _apply(out, ran, held[0] if held else None, failed, settings, approved))
+
+
+def _stopped_line(ran: list[_Ran], held: list[_Ran]) -> str:
+    """What a Stop during the check comes to (more than one in: they are voted on, as any end)."""
+    if len(ran) > 1:
+        return f"check stopped: the {len(ran)} candidates in are compared"
+    if held:
+        return f"check stopped: candidate {held[0].number}'s result is kept, not checked"
+    return "check stopped: the result shown is applied again, not checked"
+
+
+def _release(held: list[_Ran], step: int) -> Generator[Action, Any, None]:
+    """Roll back the candidate still held, if one is: the next is about to run from the request's state."""
+    if held:
+        yield Rollback(held.pop().attempt.number, step)
 
 
 def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message], settings: LoopSettings,
                approved: set[tuple[str, ...]], imports: list[str], over_budget: Callable[[], str],
-               waiting: list[str]) -> Generator[Action, Any, Attempt | str | None]:
+               waiting: list[str], held: list[_Ran]) -> Generator[Action, Any, Attempt | str | None]:
     """One more candidate, held when it works; why it does not count (a str); None when no more
     can be asked.  ``waiting``: other choices of an earlier reply, not yet run (paid for: no call,
     no budget to check); when there are none, every candidate still wanted is asked for in one
     request (``n``: the prompt paid once where the endpoint takes it), and the reply's other
-    choices wait here.  A candidate that raises is fixed as the first step's attempts are: a
-    missing conventional import is added with no model call, anything else is asked anew with
-    the error in words (``fix_from_start``'s way: a small model shown its failed code sends it
-    back), bounded by the retries.  Each try is an attempt of its own."""
+    choices wait here.  ``held``: the candidate in the kernel, rolled back once this one's reply
+    is in (it stays while the model is asked).  A candidate that raises is fixed as the first
+    step's attempts are: a missing conventional import is added with no model call, anything else
+    is asked anew with the error in words (``fix_from_start``'s way: a small model shown its
+    failed code sends it back), bounded by the retries.  Each try is an attempt of its own."""
     k, step, note, fixes = settings.candidates, first.step, "", 0
     while True:
         if waiting and not note:
+            yield from _release(held, step)  # no model call to wait for
             text = waiting.pop(0)
             yield Notice("candidate-text", text, step=step)  # shown where a reply's text streams
         else:
@@ -197,8 +226,11 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
                 return None
             asked = tuple(request) if not note else (*request[:-1],
                                                      Message("user", f"{request[-1].content}\n\n{note}"))
-            reply: ModelReply = yield CallModel(asked, "candidate", settings.candidate_temperature or None,
-                                                n=1 if note else k - place + 1)
+            try:
+                reply: ModelReply = yield CallModel(asked, "candidate", settings.candidate_temperature or None,
+                                                    n=1 if note else k - place + 1)
+            except KeyboardInterrupt:  # a Stop while the model writes: the check ends, not the request
+                raise _StopCheck from None
             if reply.finish_reason == NO_ANSWER:  # the endpoint failed; the driver said why
                 return None
             out.requests += 1
@@ -206,6 +238,7 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
             text = reply.text
             if not note:
                 waiting[:] = reply.alternatives
+            yield from _release(held, step)
         code = python_blocks(text)
         if not code:
             return "gave no code"
@@ -261,24 +294,6 @@ def _apply(out: Vote, ran: list[_Ran], held: _Ran | None, failed: int, settings:
             out.winner = again
     if out.winner is not None and held is winner:
         out.winner = winner.attempt
-    out.consensus = Consensus(k, _groups(ran, winner), failed=failed)
+    out.consensus = Consensus(k, _groups(ran, winner), failed=failed, stopped=out.stopped)
     return out
 
-
-def sureness(c: Consensus) -> str:
-    """How sure, in the words every driver shows: ``3 of 3 candidates agree``, ``candidates
-    disagree: 76 (2 of 3) vs 36``, ``1 candidate (has side effects)``."""
-    n, groups = c.counted, c.groups
-    if c.chosen:
-        return f"candidate {c.chosen} applied, chosen by you"
-    if c.note:
-        return f"1 candidate ({c.note})"
-    if c.agreed:
-        text = f"{n} of {n} candidates agree"
-        return text + (f" ({c.failed} more did not run cleanly)" if c.failed else "")
-    if len(groups) > 1:
-        others = " vs ".join(f"{g.shown}" + (f" ({g.count})" if g.count > 1 else "") for g in groups[1:3])
-        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
-        return f"candidates disagree: {groups[0].shown} ({groups[0].count} of {n}) vs {others}{more}"
-    return (f"not confirmed: {c.failed} other candidate{'' if c.failed == 1 else 's'} "
-            f"did not run cleanly" if c.failed else "not confirmed")

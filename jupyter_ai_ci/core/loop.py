@@ -260,6 +260,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 return outcome("over-budget", reason=fixed)
             reply = fixed
 
+        if consensus is not None and consensus.stopped:
+            return outcome("success")  # a Stop: what ran is kept, and nothing more is asked
         if step < settings.steps:
             # What this step's code bound (``from subprocess import run``, by any means) is asked of
             # the kernel, and read from the code too (a driver that cannot ask), so that the next

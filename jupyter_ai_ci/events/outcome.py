@@ -65,6 +65,7 @@ class Consensus:
     failed: int = 0  # candidates that gave no code, raised or were refused: not counted
     note: str = ""
     chosen: int = 0  # a person chose this candidate over the vote ("use this one"; 0: nobody did)
+    stopped: bool = False  # a Stop ended the check before another candidate ran: the first is kept
 
     @property
     def counted(self) -> int:
@@ -111,3 +112,24 @@ class Outcome:
 
 # The agent loop: yields actions, is sent their results, returns the outcome.
 LoopGen = Generator[Action, Any, Outcome]
+
+
+def sureness(c: Consensus) -> str:
+    """How sure, in the words every driver shows: ``3 of 3 candidates agree``, ``candidates
+    disagree: 76 (2 of 3) vs 36``, ``1 candidate (has side effects)``."""
+    n, groups = c.counted, c.groups
+    if c.chosen:
+        return f"candidate {c.chosen} applied, chosen by you"
+    if c.note:
+        return f"1 candidate ({c.note})"
+    if c.stopped and c.counted <= 1:
+        return "not checked: you stopped the check"
+    if c.agreed:
+        text = f"{n} of {n} candidates agree"
+        return text + (f" ({c.failed} more did not run cleanly)" if c.failed else "")
+    if len(groups) > 1:
+        others = " vs ".join(f"{g.shown}" + (f" ({g.count})" if g.count > 1 else "") for g in groups[1:3])
+        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+        return f"candidates disagree: {groups[0].shown} ({groups[0].count} of {n}) vs {others}{more}"
+    return (f"not confirmed: {c.failed} other candidate{'' if c.failed == 1 else 's'} "
+            f"did not run cleanly" if c.failed else "not confirmed")

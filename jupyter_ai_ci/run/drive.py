@@ -67,6 +67,8 @@ NOBODY_TO_ASK = ("needs approval, but nobody can approve it here; allow it with 
                  "%config AICISettings.allow, --yes, or policy 'auto'")
 NOBODY_FOR_PICTURES = "nobody can be asked here; AICISettings.figures_to_hosted = 'yes' sends them"
 UNSUPPORTED = TransactionReport(supported=False)
+# The message of a task's cancel() that stops a run but keeps what has run (``adrive``).
+KEEP_WHAT_RAN = "jupyter-ai-ci: stop, keep what has run"
 Inspector = Callable[[Inspect], FailureNotes]
 AsyncInspector = Callable[[Inspect], Awaitable[FailureNotes]]
 Watch = Callable[[], None]
@@ -126,19 +128,16 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
-                failed = ""
+                failed, thrown = "", None
                 try:
                     result = model.complete(action.messages, book.text, action.temperature, n=action.n)
-                except (ModelError, KeyboardInterrupt) as error:
-                    # Ctrl-C while a slow model writes the answer stops the answer, not the work; a
-                    # failed call for another candidate ends the asking, not the vote (not Ctrl-C:
-                    # that stops the request, and nothing is held while the model is asked).
-                    if action.purpose != "answer" and not (action.purpose == "candidate"
-                                                           and isinstance(error, ModelError)):
-                        raise
-                    failed = str(error) if isinstance(error, ModelError) else "interrupted"
+                except BaseException as error:  # noqa: BLE001 - each goes back into the loop, or ends the answer
+                    failed, thrown = _no_answer(action.purpose, error)
                 finally:
                     book.model_done()
+                if thrown is not None:  # the loop undoes what it holds; Ctrl-C ends a check (core/consensus.py)
+                    action = loop.throw(thrown)
+                    continue
                 if failed:  # said once the call is over, as any other notice
                     result = book.no_answer(failed, action.purpose)
             elif isinstance(action, Execute):
@@ -167,29 +166,56 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
         book.close()
 
 
+def _no_answer(purpose: str, error: BaseException) -> tuple[str, BaseException | None]:
+    """What a model call that raised comes to: ("why", None) when the run goes on without its reply
+    (an answer in words that failed or was stopped: the work stands; a failed call for another
+    candidate: the vote goes on with those in), else ("", the exception to throw into the loop)."""
+    if purpose == "answer" and isinstance(error, (ModelError, KeyboardInterrupt)):
+        return (str(error) if isinstance(error, ModelError) else "stopped"), None
+    if purpose == "candidate" and isinstance(error, ModelError):
+        return str(error), None
+    return "", error
+
+
+def _uncancel() -> None:
+    """The task goes on after a Stop that keeps what ran: its cancellation is spent (Python 3.11+
+    counts them, and would take a later timeout inside the run for this Stop)."""
+    task = asyncio.current_task()
+    if task is not None and hasattr(task, "uncancel"):
+        task.uncancel()
+
+
 async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor,
                  reporter: Reporter | None = None, timings: Timings | None = None,
                  approver: Approver | AsyncApprover | None = None,
                  inspector: AsyncInspector | None = None, watch: AsyncWatch | None = None,
                  namer: AsyncNamer | None = None, importer: AsyncImporter | None = None) -> Outcome:
-    """Run the loop to its end with asyncio: the same steps, awaited."""
+    """Run the loop to its end with asyncio: the same steps, awaited.  A task cancelled with
+    ``KEEP_WHAT_RAN`` (the panel's Stop) while the model writes keeps what has run where the loop can
+    (a check ends with the result shown, an answer in words ends with its cells); anywhere else it
+    is cancelled as any task is."""
     book = Bookkeeper(reporter, timings)
+    stop: asyncio.CancelledError | None = None
     try:
         action = next(loop)
         while True:
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
-                failed = ""
+                failed, thrown = "", None
                 try:
                     result = await model.acomplete(action.messages, book.text, action.temperature, n=action.n)
-                except ModelError as error:
-                    # (An interrupt here ends the command line's run, which saves nothing then.)
-                    if action.purpose not in ("answer", "candidate"):
-                        raise
-                    failed = str(error)
+                except BaseException as error:  # noqa: BLE001 - each goes back into the loop, or ends the answer
+                    if isinstance(error, asyncio.CancelledError) and error.args[:1] == (KEEP_WHAT_RAN,):
+                        stop = error  # raised again if the loop does not keep anything
+                        _uncancel()
+                        error = KeyboardInterrupt()
+                    failed, thrown = _no_answer(action.purpose, error)
                 finally:
                     book.model_done()
+                if thrown is not None:  # the loop undoes what it holds; a Stop ends a check (core/consensus.py)
+                    action = loop.throw(thrown)
+                    continue
                 if failed:  # said once the call is over, as any other notice
                     result = book.no_answer(failed, action.purpose)
             elif isinstance(action, Execute):
@@ -220,7 +246,11 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                     # A round trip to the kernel (remote checkpoints): kernel time, not our overhead.
                     book.timings.execute += time.perf_counter() - started
             action = loop.send(result)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    except StopIteration as ended:
+        return ended.value  # type: ignore[no-any-return]
+    except KeyboardInterrupt:
+        if stop is not None:  # the loop kept nothing: the Stop ends the run, as a cancellation
+            raise stop from None
+        raise
     finally:
         book.close()

@@ -235,7 +235,7 @@ def test_interrupting_the_answer_in_words_keeps_the_cells(model_server: Scripted
         waiter.join(40)
         [run] = done
         assert run.status == "ok", run.reply
-        assert "✓ done in 1 attempt" in run.shown and "no answer in words: interrupted" in run.shown, run.shown
+        assert "✓ done in 1 attempt" in run.shown and "no answer in words: stopped" in run.shown, run.shown
         assert run.next_inputs and "idxmax" in run.next_inputs[0]
         assert run_cell(kc, "print(totals.idxmax())").stdout == "north\n"
     finally:

@@ -26,6 +26,7 @@ from jupyter_ai_ci.events import (
     FailureNotes,
     Inspect,
     ModelReply,
+    NO_ANSWER,
     Notice,
     Outcome,
     Rollback,
@@ -64,9 +65,10 @@ def py(code: str) -> str:
 
 
 class Kernel:
-    """Plays the driver: canned replies and results, and what the loop asked of it."""
+    """Plays the driver: canned replies and results, and what the loop asked of it.  A reply or a
+    result that is an exception is thrown into the loop there, as a driver does with a Stop."""
 
-    def __init__(self, replies: list[str | ModelReply], results: list[ExecutionResult],
+    def __init__(self, replies: list[str | ModelReply | BaseException], results: list[ExecutionResult | BaseException],
                  notes: FailureNotes | None = None):
         self.replies, self.results, self.notes = list(replies), list(results), notes
         self.log: list[str] = []
@@ -77,12 +79,13 @@ class Kernel:
         sent: Any = None
         try:
             while True:
-                action = loop.send(sent)
+                action = loop.throw(sent) if isinstance(sent, BaseException) else loop.send(sent)
                 sent = None
                 if isinstance(action, CallModel):
                     self.calls.append(action)
                     reply = self.replies.pop(0)
-                    sent = reply if isinstance(reply, ModelReply) else ModelReply(reply, usage=Usage(10, 5))
+                    sent = reply if isinstance(reply, (ModelReply, BaseException)) else \
+                        ModelReply(reply, usage=Usage(10, 5))
                 elif isinstance(action, Execute):
                     self.log.append(f"run {action.attempt}")
                     sent = self.results.pop(0)
@@ -250,6 +253,65 @@ def test_the_token_budget_stops_asking_for_candidates() -> None:
     assert len(k.calls) == 1
     assert any("not asked: the token budget" in line for line in k.log)
     assert [c.code for c in outcome.cells] == ["a"]
+    assert k.log[-1] == "commit 1" and "run 2" not in k.log  # still held: committed, not run again
+
+
+def test_an_endpoint_that_fails_for_the_second_candidate_keeps_the_first_without_running_it_again() -> None:
+    k = Kernel([py("a"), ModelReply("", finish_reason=NO_ANSWER)], [ExecutionResult(result="76")])
+    outcome = k.run(candidates=2)
+    assert k.log == ["checkpoint 1", "run 1", "candidate 1 of 2: 76 — checking…", "commit 1"]
+    assert [c.code for c in outcome.cells] == ["a"] and summarize(outcome).what() == "done, not confirmed"
+
+
+def test_a_stop_while_the_model_writes_another_candidate_keeps_the_first_result_unchecked() -> None:
+    """The first candidate stays held while the next is asked: a Stop (the driver throws Ctrl-C into
+    the loop at the call) ends the check, and the result shown is kept -- committed, not run again,
+    never a plain tick, and nothing more is asked (not the answer in words either)."""
+    k = Kernel([py("a"), KeyboardInterrupt()], [ExecutionResult(result="76")])
+    outcome = k.run(candidates=2, answer="always")
+    assert k.log == ["checkpoint 1", "run 1", "candidate 1 of 2: 76 — checking…",
+                     "check stopped: candidate 1's result is kept, not checked", "commit 1"]
+    assert [c.purpose for c in k.calls] == ["first", "candidate"]  # no answer in words asked
+    assert outcome.status == "success" and [c.code for c in outcome.cells] == ["a"]
+    assert summarize(outcome).line() == "⚠ done, not checked: you stopped the check · 15 tokens"
+    assert outcome.consensus is not None and not outcome.consensus.sure
+
+
+def test_a_stop_while_a_candidate_that_raised_is_asked_anew_applies_the_first_again() -> None:
+    boom = ExecutionResult(error=ErrorInfo("KeyError", "'Yes'", "", lineno=1))
+    k = Kernel([py("a"), py("b"), KeyboardInterrupt()], [ExecutionResult(result="76"), boom,
+                                                         ExecutionResult(result="76")])
+    outcome = k.run(candidates=2)
+    assert k.log[k.log.index("check stopped: the result shown is applied again, not checked"):] == [
+        "check stopped: the result shown is applied again, not checked", "applying candidate 1 (1 of 1)",
+        "checkpoint 3", "run 3", "commit 3"]
+    assert [c.code for c in outcome.cells] == ["a"]
+    assert summarize(outcome).what() == "done, not checked: you stopped the check"
+
+
+def test_a_stop_after_two_candidates_differ_votes_with_those_in() -> None:
+    k = Kernel([py("a"), py("b"), KeyboardInterrupt()], [ExecutionResult(result="76"), ExecutionResult(result="36"),
+                                                         ExecutionResult(result="76")])
+    outcome = k.run(candidates=3)
+    assert k.log[k.log.index("check stopped: the 2 candidates in are compared"):] == [
+        "check stopped: the 2 candidates in are compared", "rollback 2", "applying candidate 1 (1 of 2)",
+        "checkpoint 3", "run 3", "commit 3"]
+    assert [c.code for c in outcome.cells] == ["a"]
+    assert summarize(outcome).what() == "candidates disagree: 76 (1 of 2) vs 36"  # never a plain tick
+
+
+def test_a_stop_while_a_candidates_code_runs_stops_the_request_with_nothing_held() -> None:
+    k = Kernel([py("a"), py("b")], [ExecutionResult(result="76"), KeyboardInterrupt()])
+    with pytest.raises(KeyboardInterrupt):
+        k.run(candidates=2)
+    assert k.log[-4:] == ["rollback 1", "checkpoint 2", "run 2", "rollback 2"]  # both undone
+
+
+def test_anything_else_raised_at_the_candidates_call_rolls_the_held_one_back_first() -> None:
+    k = Kernel([py("a"), RuntimeError("the run was cancelled")], [ExecutionResult(result="76")])
+    with pytest.raises(RuntimeError, match="cancelled"):
+        k.run(candidates=2)
+    assert k.log[-2:] == ["candidate 1 of 2: 76 — checking…", "rollback 1"]
 
 
 def test_an_automatic_check_does_not_run_a_slow_first_candidate_again() -> None:

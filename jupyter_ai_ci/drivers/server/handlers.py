@@ -27,6 +27,7 @@ from jupyter_ai_ci.drivers.server.fix import SidebarFix
 from jupyter_ai_ci.drivers.server.run import SidebarRun
 from jupyter_ai_ci.drivers.server.undo import SidebarUndo
 from jupyter_ai_ci.model.endpoint import Endpoint
+from jupyter_ai_ci.run.drive import KEEP_WHAT_RAN
 
 SETTINGS_KEY = "jupyter_ai_ci"
 
@@ -70,7 +71,8 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
     """One panel's requests: ``ask`` starts a run, ``fix`` a cell's Fix / Explain
     (``fix_decision`` accepts or rejects its offer), ``executed`` answers the executor,
     ``undo`` takes a request back (its done line's Undo button),
-    ``stop`` cancels, ``history`` asks for a notebook's earlier messages (a reloaded page),
+    ``stop`` cancels (keeping what has run where it can), ``history`` asks for a notebook's
+    earlier messages (a reloaded page),
     ``forget`` starts a new chat.  One run at a time per socket."""
 
     auth_resource = "kernels"
@@ -141,7 +143,8 @@ class RunSocket(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: igno
         elif kind == "fix_decision" and isinstance(self.run, SidebarFix):
             self.run.fix_decided(msg)
         elif kind == "stop" and self.task is not None:
-            self.task.cancel()
+            # A Stop while the model writes another candidate keeps the result shown (run/drive.py).
+            self.task.cancel(KEEP_WHAT_RAN)
 
     def on_close(self) -> None:
         if self.task is not None and not self.task.done():
