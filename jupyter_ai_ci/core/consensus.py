@@ -163,8 +163,7 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
         except GeneratorExit:
             raise
         except BaseException:  # the request ends: nothing it held may stay in the kernel
-            if held:
-                yield Rollback(held.pop().attempt.number, step)
+            yield from _release(held, step)
             raise
         if attempt is None:  # no more can be asked (the budget, the endpoint): vote with those in
             break

@@ -65,7 +65,7 @@ class Consensus:
     failed: int = 0  # candidates that gave no code, raised or were refused: not counted
     note: str = ""
     chosen: int = 0  # a person chose this candidate over the vote ("use this one"; 0: nobody did)
-    stopped: bool = False  # a Stop ended the check before another candidate ran: the first is kept
+    stopped: bool = False  # a Stop ended the check: with one candidate in, it is kept, not checked
 
     @property
     def counted(self) -> int:

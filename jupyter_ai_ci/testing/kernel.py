@@ -4,6 +4,7 @@ what a frontend would see.  Every wait has a timeout; nothing here can hang."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -116,6 +117,24 @@ class KernelSession:
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()
+
+    def run_interrupted(self, code: str, when: Callable[[CellRun], bool], after: float,
+                        timeout: float = 60) -> tuple[CellRun, bool]:
+        """Run ``code`` and interrupt the kernel ``after`` seconds once ``when(what has arrived)``
+        holds, as a person pressing Stop at that moment; also says whether it was pressed."""
+        timers: list[threading.Timer] = []
+
+        def during(elapsed: float) -> None:
+            if not timers and when(seen):
+                timers.append(threading.Timer(after, self.interrupt))
+                timers[0].start()
+
+        seen = CellRun()
+        try:
+            return self.run(code, during=during, timeout=timeout, into=seen), bool(timers)
+        finally:
+            for timer in timers:
+                timer.cancel()
 
     def close(self) -> None:
         self.kc.stop_channels()

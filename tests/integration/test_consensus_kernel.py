@@ -3,13 +3,12 @@ that prints megabytes, an interrupt while a candidate runs, and one while the mo
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from jupyter_ai_ci.testing.kernel import CellRun, KernelSession
+from jupyter_ai_ci.testing.kernel import KernelSession
 from jupyter_ai_ci.testing.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.timeout(120)
@@ -67,18 +66,11 @@ def test_an_interrupt_while_a_candidate_runs_leaves_the_kernel_as_before(kernel:
     kernel.run("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
     server.script(py("df['x'] *= 10\nint(df['x'].sum())"),
                   py("df['x'] *= 10\nimport time\ntime.sleep(30)\nint(df['x'].sum())"))
-    timers: list[threading.Timer] = []
-
-    def during(elapsed: float) -> None:
-        # Inside candidate 2's sleep (its reply comes at once; the cell timeout is 2 s): a Stop while
-        # the model writes would keep candidate 1 instead (the test below).
-        if not timers and "checking…" in seen.shown:
-            timers.append(threading.Timer(1.0, kernel.interrupt))
-            timers[0].start()
-
-    seen = CellRun()
-    run = kernel.run("%%ask --candidates 3\nscale x by ten and sum it", during=during, timeout=60, into=seen)
-    assert timers, "candidate 1 never ran"
+    # Inside candidate 2's sleep (its reply comes at once; the cell timeout is 2 s): a Stop while the
+    # model writes would keep candidate 1 instead (the test below).
+    run, pressed = kernel.run_interrupted("%%ask --candidates 3\nscale x by ten and sum it",
+                                          lambda seen: "checking…" in seen.shown, after=1.0)
+    assert pressed, "candidate 1 never ran"
     assert run.status == "error", run  # stopped: no winner applied
     assert kernel.value("df['x'].tolist()") == "[1, 2, 3]"  # neither candidate's change stayed
 
@@ -90,16 +82,9 @@ def test_an_interrupt_while_the_model_writes_the_second_candidate_keeps_the_firs
     not checked; the cell is inserted and the kernel is free at once."""
     kernel.run("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
     server.script(py("df['x'] *= 10\nint(df['x'].sum())"), Reply(py("int(df['x'].sum() * 10)"), delay=30))
-    timers: list[threading.Timer] = []
-
-    def during(elapsed: float) -> None:
-        if not timers and "checking…" in seen.shown:  # the second candidate is asked next
-            timers.append(threading.Timer(2.0, kernel.interrupt))
-            timers[0].start()
-
-    seen = CellRun()
-    run = kernel.run("%%ask --candidates 2\nscale x by ten and sum it", during=during, timeout=60, into=seen)
-    assert timers and len(server.requests) == 2, "the second candidate was never asked"
+    run, pressed = kernel.run_interrupted("%%ask --candidates 2\nscale x by ten and sum it",
+                                          lambda seen: "checking…" in seen.shown, after=2.0)  # asked next
+    assert pressed and len(server.requests) == 2, "the second candidate was never asked"
     assert run.status == "ok", run
     assert run.seconds < 20  # not the 30 s the model would have taken
     assert "check stopped: candidate 1's result is kept, not checked" in run.shown, run.shown

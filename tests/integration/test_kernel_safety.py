@@ -6,7 +6,6 @@ variables and checks they survive.  Every wait has a timeout.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -198,16 +197,9 @@ def test_user_interrupt_during_generation_inserts_nothing(kernel: KernelSession,
                                                           server: ScriptedOpenAIServer) -> None:
     kernel.run("safe = 'yes'")
     server.script(Reply(py("safe = 'no'"), delay=5))
-    timers: list[threading.Timer] = []
-
-    def during(elapsed: float) -> None:
-        if not timers and "writing code" in seen.shown:  # the model call has started
-            timers.append(threading.Timer(0.5, kernel.interrupt))
-            timers[0].start()
-
-    seen = CellRun()
-    run = kernel.run("%%ask\nslow", during=during, timeout=30, into=seen)
-    assert timers and run.ename == "Interrupted" and "nothing was inserted" in run.evalue
+    run, pressed = kernel.run_interrupted("%%ask\nslow", lambda seen: "writing code" in seen.shown,  # the call began
+                                          after=0.5, timeout=30)
+    assert pressed and run.ename == "Interrupted" and "nothing was inserted" in run.evalue
     assert run.seconds < 4.5 and not run.payloads
     assert kernel.value("safe") == "'yes'"
 
@@ -216,20 +208,12 @@ def test_user_interrupt_during_execution_undoes_the_attempt(kernel: KernelSessio
                                                             server: ScriptedOpenAIServer) -> None:
     kernel.run("%config AskMagics.execution_timeout = 30.0\nbag = []")
     server.script(py("import time\nbag.append('partial')\nprint('started', flush=True)\ntime.sleep(20)"))
-    timers: list[threading.Timer] = []
-
-    def during(elapsed: float) -> None:
-        # Interrupt once the generated code is running (its print arrived).
-        if not timers and "started" in seen.stdout:
-            timers.append(threading.Timer(0.3, kernel.interrupt))
-            timers[0].start()
-
-    seen = CellRun()
-    try:
-        run = kernel.run("%%ask\nslow code", during=during, timeout=40, into=seen)
+    try:  # interrupt once the generated code is running (its print arrived)
+        run, pressed = kernel.run_interrupted("%%ask\nslow code", lambda seen: "started" in seen.stdout,
+                                              after=0.3, timeout=40)
     finally:
         kernel.run("%config AskMagics.execution_timeout = 2.0")
-    assert timers, "the generated code never started"
+    assert pressed, "the generated code never started"
     assert run.ename == "Interrupted" and run.seconds < 15
     assert kernel.value("bag") == "[]"
 
