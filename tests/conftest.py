@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, settings
 
 from jupyter_ai_ci.notebook.signing import KEY_ENV
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
+from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401  (a hook: pytest finds it here)
 
 # Replay records are signed with a per-user key (notebook/signing.py): the tests use their own,
 # never the user's, set here so every kernel, server and CLI they start inherits it.
@@ -80,38 +81,6 @@ def ip(model_server: ScriptedOpenAIServer, tmp_path: Any) -> Iterator[Any]:
     shell.run_line_magic("config", f"AskMagics.replay_file = {str(tmp_path / 'replay.json')!r}")
     yield shell
     shell.rl_next_input = None
-
-
-# What must not run at the same moment as its kind when the tests run in parallel
-# (scripts/test.sh: pytest-xdist, ``--dist loadfile``): the browser tests, which wait for a page
-# within fixed timeouts and each start a Jupyter server and Chromium, and the tests that load the
-# real local model, which takes the cores for a minute. Each kind runs in one worker, one test at
-# a time, beside the other tests; every other file stays in one worker, so its module fixtures
-# start once, as in a serial run.
-_SERIAL = {"browser": "browser", "browser_safety": "browser",
-           "test_local_model.py": "local-model", "test_local_model_security.py": "local-model",
-           "test_shared_model_server.py": "local-model", "test_model_queue.py": "local-model",
-           "test_bench_batched_decode.py": "local-model"}
-
-
-def _scope(nodeid: str) -> str:
-    file = nodeid.split("::", 1)[0]
-    return next((_SERIAL[part] for part in file.split("/") if part in _SERIAL), file)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile``, with the kinds above one at a time. (Not ``loadgroup``'s marks: with
-    pytest 9.2 pytest-xdist 3.8 cannot rename a test's node id, and every test ran anywhere.)"""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByKind(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return _scope(nodeid)
-
-    return ByKind(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
