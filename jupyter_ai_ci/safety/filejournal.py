@@ -69,8 +69,20 @@ def install() -> None:
 def _ignored() -> tuple[str, ...]:
     """Caches and temporary files outside the folder (matplotlib's font cache, joblib's
     temporary files): saying each would bury what matters."""
-    places = (tempfile.gettempdir(), "~/.cache", "~/.matplotlib", "~/.ipython", "~/.local/share/jupyter", "/dev")
+    places = (tempfile.gettempdir(), os.environ.get("XDG_CACHE_HOME") or "~/.cache", "~/.matplotlib",
+              "~/.ipython", "~/.local/share/jupyter", "/dev")
     return tuple(_realpath(os.path.expanduser(p)) for p in places)
+
+
+@functools.lru_cache(maxsize=1)
+def _made_by_libraries() -> frozenset[str]:
+    """Folders a library makes for itself on its first import: matplotlib's config folder (and
+    the config home above it). Making one is nobody's business -- said, it cost the quickstart's
+    chart its check ("cannot be undone: wrote ~/.config/matplotlib") -- but a file written into
+    one is still said: a matplotlibrc there changes the person's every plot."""
+    config = os.path.expanduser(os.environ.get("XDG_CONFIG_HOME") or "~/.config")
+    return frozenset(_realpath(p) for p in (config, os.path.join(config, "matplotlib"),
+                                            os.environ.get("MPLCONFIGDIR") or config))
 
 
 @dataclass
@@ -90,6 +102,7 @@ class Journal:
     cap: int = 256 << 20
     # Writes outside the folder that are nobody's business (caches, temporary files): not said.
     ignore: tuple[str, ...] = field(default_factory=lambda: _ignored())
+    made: frozenset[str] = field(default_factory=lambda: _made_by_libraries())  # these folders alone
     priors: dict[str, Prior] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what cannot be undone, said at once
     bytes_kept: int = 0
@@ -140,7 +153,8 @@ class Journal:
         if real in self.priors:
             return
         if not self._inside(real):
-            if self._inside(written) or not any(real == p or real.startswith(p + os.sep) for p in self.ignore):
+            if self._inside(written) or not (real in self.made or any(real == p or real.startswith(p + os.sep)
+                                                                     for p in self.ignore)):
                 self.notes.append(f"wrote {written}" + (" (through a link to outside the folder)"
                                                         if self._inside(written) else " (outside the folder)"))
             self.priors[real] = Prior("kept-out")

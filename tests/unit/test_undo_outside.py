@@ -291,3 +291,43 @@ def test_state_libraries_keep_for_the_process_comes_back(folder: Path, code: str
     _, report = attempt(code, dict(names))
     assert eval(check, names) == expected  # noqa: S307
     assert any(label.endswith(")") or label.startswith(("matplotlib", "warnings")) for label in report.restored)
+
+
+_FIRST_PLOT = """
+import json, os, sys
+from jupyter_ai_ci.safety.filejournal import Journal
+journal = Journal((os.path.realpath(os.getcwd()),))
+journal.start()
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3])
+plt.savefig("chart.png")
+if sys.argv[1] == "rc":
+    with open(os.path.join(matplotlib.get_configdir(), "matplotlibrc"), "w") as f:
+        f.write("lines.linewidth: 9")
+journal.stop()
+made = os.path.isdir(matplotlib.get_configdir())
+print(json.dumps([made, *journal.restore()]))
+"""
+
+
+@pytest.mark.parametrize("then", ["plot", "rc"])
+def test_matplotlibs_first_import_is_not_a_write_to_undo_but_its_rc_file_is(folder: Path, tmp_path: Path,
+                                                                            then: str) -> None:
+    # A new user's first chart: matplotlib makes ~/.config/matplotlib as it is imported. In a process
+    # of its own, with a home of its own, so that the import really is the first.
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                                                             "MPLBACKEND")}
+    (home / "tmp").mkdir()  # the temporary folder is nobody's business: not the one this home is in
+    env.update(HOME=str(home), TMPDIR=str(home / "tmp"), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    done = subprocess.run([sys.executable, "-c", _FIRST_PLOT, then], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    made, restored, kept = json.loads(done.stdout.splitlines()[-1])
+    assert made and (home / ".config" / "matplotlib").is_dir()
+    assert restored == ["chart.png"] and not (folder / "chart.png").exists()
+    rc = str(home / ".config" / "matplotlib" / "matplotlibrc")
+    assert kept == ([] if then == "plot" else [f"wrote {rc} (outside the folder)"])
