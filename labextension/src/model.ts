@@ -59,7 +59,7 @@ export class ChatModel {
     return this._path === null ? [] : this._chat(this._path);
   }
   get busy(): boolean {
-    return this._target !== null;
+    return this._target !== null || this._settling;
   }
   get config(): IServerConfig | null {
     return this._config;
@@ -165,7 +165,7 @@ export class ChatModel {
 
   private _ask(text: string, regenerate: boolean, path?: string, replacing: string[] = [], use?: number): void {
     const request = text.trim();
-    if (!request || this.busy) {
+    if (!request || this.busy || this._deferred(path, at => this._ask(text, regenerate, at, replacing, use))) {
       return;
     }
     const target = this.bridge.target(path);
@@ -211,6 +211,9 @@ export class ChatModel {
     if (this.busy) {
       this._chat(this._path ?? '').push({ kind: 'error', text: 'A request is already running; stop it first.' });
       this._changed.emit();
+      return;
+    }
+    if (this._deferred(path, at => this.fix(kind, at, cellId))) {
       return;
     }
     const target = this.bridge.target(path);
@@ -343,6 +346,35 @@ export class ChatModel {
   }
 
   /** Read now the pictures a request was just sent: the fix it asks for replaces their cell. */
+  /**
+   * Whether ``again`` was put off until the notebook (``path``, else the active one, pinned now)
+   * has found its kernel: it is then called once, with that notebook's path, and is not put off
+   * a second time.  The panel is busy meanwhile, so nothing else is sent.
+   */
+  private _deferred(path: string | undefined, again: (path: string | undefined) => void): boolean {
+    if (this._settled) {
+      this._settled = false;
+      return false;
+    }
+    const pinned = path ?? this.bridge.activePath() ?? undefined;
+    const wait = this.bridge.settle(pinned);
+    if (wait === null) {
+      return false;
+    }
+    this._settling = true;
+    this._changed.emit();
+    void wait.then(() => {
+      this._settling = false;
+      this._settled = true;
+      try {
+        again(pinned);
+      } finally {
+        this._settled = false;
+      }
+    });
+    return true;
+  }
+
   private _keepPictures(path: string): void {
     for (const entry of this._chat(path)) {
       if (entry.kind === 'code' && entry.cellId && entry.shown) {
@@ -565,6 +597,8 @@ export class ChatModel {
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;
   private _target: IRunTarget | null = null;
+  private _settling = false; // waiting for a notebook to find its kernel before a request goes
+  private _settled = false; // that wait is over: the request it held goes now
   /** The cells a regeneration replaces once it has worked. */
   private _replacing: string[] = [];
   /** The run applies a candidate chosen by the person ("use this one"). */

@@ -19,6 +19,8 @@ import {
 } from './tokens';
 
 const CONTEXT_CELLS = 20;
+/** How long a request waits for a notebook that is still finding its kernel before it is refused. */
+const SETTLE_MS = 15_000;
 // Of each end of a cell's source or output sent with a request.  The server reads at most 3,600
 // characters from each end (context/build.py keeps 600 of output, 1,200 of source, masked before
 // the cut: privacy.py masked_cut reads three times that), so this cut is never inside what it
@@ -414,6 +416,31 @@ export class TrackerBridge implements INotebookBridge {
 
   private _open(path: string): NotebookPanel | null {
     return this.tracker.find(p => p.context.path === path) ?? null;
+  }
+
+  settle(path?: string): Promise<void> | null {
+    const panel = path === undefined ? this.tracker.currentWidget : this._open(path);
+    const context = panel?.sessionContext;
+    // Ready with no session: the person chose no kernel, and hearing so at once is right.
+    if (!context || context.isDisposed || context.session?.kernel || (context.isReady && !context.session)) {
+      return null;
+    }
+    return new Promise<void>(resolve => {
+      let late = false;
+      const done = (): void => {
+        if (context.session?.kernel || context.isDisposed || late) {
+          context.kernelChanged.disconnect(done);
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      const timer = setTimeout(() => {
+        late = true;
+        done();
+      }, SETTLE_MS);
+      context.kernelChanged.connect(done);
+      void context.ready.then(done, done);
+    });
   }
 
   target(path?: string): IRunTarget | string {

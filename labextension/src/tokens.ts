@@ -266,6 +266,12 @@ export interface INotebookBridge {
    * (they carry provenance), never the person's own; how many went. */
   deleteGenerated(path: string, cellIds: readonly string[]): number;
   /**
+   * Resolves once the active notebook (or the open one at ``path``) has found its kernel, or after
+   * a bounded wait; null when there is nothing to wait for.  Just opened or reloaded, a notebook's
+   * page has no kernel for a moment, and a request sent then was refused ("has no kernel").
+   */
+  settle(path?: string): Promise<void> | null;
+  /**
    * Pin the active notebook (or the open notebook at ``path``) for a run; a
    * sentence when that is impossible.
    */
