@@ -103,7 +103,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             messages[:] = [replace(m, images=()) for m in messages]
         return Message("user", text, images)
 
-    def ask(text: str, purpose: Literal["fix", "answer"] = "fix", temperature: float | None = None,
+    def ask(text: str, purpose: Literal["fix", "again", "answer"] = "fix", temperature: float | None = None,
             restart: bool = False, results: Sequence[ExecutionResult] = ()) -> Generator[Action, Any, ModelReply | str]:
         """``text`` goes to the model as the next user message, its reply comes back; or, with
         nothing sent, why not: the request would go over the token budget (the unsent message is
@@ -157,7 +157,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 if verdict.end:
                     return outcome("failed", answer=reply.text, reason=verdict.reason, declined=verdict.declined)
                 fixes += 1
-                asked = yield from ask(prompts.NEED_CODE)
+                asked = yield from ask(prompts.NEED_CODE, "again")
                 if isinstance(asked, str):
                     return outcome("over-budget", reason=asked)
                 reply = asked

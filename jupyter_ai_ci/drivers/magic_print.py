@@ -27,7 +27,7 @@ class PrintReporter:
         sys.stdout.flush()
 
     def model_started(self, call: CallModel) -> None:
-        label = {"first": "writing code", "fix": "fixing", "next-step": "next step",
+        label = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
                  "answer": "answering from the output", "candidate": "writing another candidate"}[call.purpose]
         self._say(f"── {self.model}: {label} ──\n")
 

@@ -16,8 +16,8 @@ from jupyter_ai_ci.events import ExecutionResult
 from jupyter_ai_ci.text import head_tail, python_blocks
 
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
-LABELS = {"first": "writing code", "fix": "fixing", "next-step": "next step", "answer": "answering",
-          "replayed": "replayed", "candidate": "another candidate"}
+LABELS = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
+          "answer": "answering", "replayed": "replayed", "candidate": "another candidate"}
 # Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
 MUTED = "color:var(--jp-ui-font-color2,#666)"
 ERROR = "color:var(--jp-error-color1,#d32f2f)"

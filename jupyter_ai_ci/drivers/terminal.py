@@ -35,7 +35,7 @@ class TerminalReporter:
         self.stream.flush()
 
     def model_started(self, call: CallModel) -> None:
-        what = {"first": "writing code", "fix": "fixing", "next-step": "next step",
+        what = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
                 "answer": "answering", "candidate": "another candidate"}[call.purpose]
         self._say(f"{self.label}── {self.model}: {what} ──\n")
 

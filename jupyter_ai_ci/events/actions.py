@@ -13,8 +13,8 @@ from jupyter_ai_ci.events.exchange import ErrorInfo, Message
 class CallModel:
     messages: tuple[Message, ...]
     # "answer": in words, from the outputs; "candidate": the request again, for a candidate that
-    # must agree with the first (core/consensus.py)
-    purpose: Literal["first", "fix", "next-step", "answer", "candidate"]
+    # must agree with the first (core/consensus.py); "again": a reply in words asked again for code
+    purpose: Literal["first", "fix", "again", "next-step", "answer", "candidate"]
     temperature: float | None = None  # None: the endpoint's (see core/loop.py for the exception)
     # Choices to ask for in one request (the prompt paid once): more than 1 only for candidates,
     # where the endpoint takes it (model/client.py); the reply's ``alternatives`` hold the others.

@@ -177,7 +177,7 @@ def replaying(loop: LoopGen, record: Record) -> LoopGen:
         return first
     while True:
         result: Any
-        if isinstance(action, CallModel) and not live and queue and action.purpose != "fix":
+        if isinstance(action, CallModel) and not live and queue and action.purpose not in ("fix", "again"):
             text = queue.pop(0)
             yield Notice("replayed-text", text)  # shown where the model's text would stream
             # From an unverified record the loop asks before running it (core/attempt.py).

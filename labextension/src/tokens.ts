@@ -71,7 +71,7 @@ export interface IExecuted {
 
 export type ServerMessage =
   | { type: 'started'; model: string; host: string }
-  | { type: 'model'; purpose: 'first' | 'fix' | 'next-step' | 'answer' | 'candidate' }
+  | { type: 'model'; purpose: 'first' | 'fix' | 'again' | 'next-step' | 'answer' | 'candidate' }
   | { type: 'text'; text: string }
   | { type: 'model_done' }
   | { type: 'notice'; kind: string; text: string; attempt: number; step: number }

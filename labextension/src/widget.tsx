@@ -179,6 +179,7 @@ function EntryView(props: {
       return (
         <div className="jp-aici-entry jp-aici-model">
           {e.purpose === 'fix' && <div className="jp-aici-label">fix</div>}
+          {e.purpose === 'again' && <div className="jp-aici-label">asked again for code</div>}
           {e.purpose === 'candidate' && <div className="jp-aici-label">another candidate</div>}
           <ModelText text={e.text} renderers={props.renderers} />
         </div>

@@ -68,6 +68,8 @@ def test_a_fix_answered_in_words_is_asked_again_for_code(ip: Any, model_server: 
     out = capsys.readouterr().out
     assert "answered the fix request without code — asking it for code (1 try left)" in out
     assert "✓ done in 2 attempts" in out
+    # The fix was asked for once; the next call asked for code, and says so.
+    assert out.count(": fixing ──") == 1 and out.count(": asked again for code ──") == 1
 
 
 def test_a_fix_the_model_says_it_cannot_make_ends_the_run_with_its_words(

@@ -87,6 +87,8 @@ def test_terminal_reporter_labels_lines_and_streams_only_when_asked() -> None:
     assert stream.getvalue().endswith("streamed")
     loud.model_started(CallModel((), "fix"))  # the model by its name, as the magic shows it
     assert stream.getvalue().endswith("── qwen2.5-coder: fixing ──\n")
+    loud.model_started(CallModel((), "again"))  # a reply in words, asked again: no fix was asked for
+    assert stream.getvalue().endswith("── qwen2.5-coder: asked again for code ──\n")
 
 
 def test_a_saved_figure_is_said_in_the_words_of_its_description() -> None:

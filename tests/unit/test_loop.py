@@ -237,6 +237,26 @@ def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retries(
     assert summarize(outcome).line().startswith("✓ done in 2 attempts")
 
 
+class Calls(Notices):
+    def __init__(self) -> None:
+        super().__init__()
+        self.purposes: list[str] = []
+
+    def model_started(self, call: CallModel) -> None:
+        self.purposes.append(call.purpose)
+
+
+def test_a_reply_in_words_asked_again_for_code_is_not_called_a_fix() -> None:
+    # Every driver labels a model call by its purpose: the re-ask is "asked again for code", where the
+    # panel headed it "fix" (a fix had not been asked for: the reply before it was in words).
+    calls = Calls()
+    outcome = drive(agent_loop("do it", "ctx", LoopSettings(retries=2)),  # type: ignore[arg-type]
+                    ScriptedClient([block("x = df['BAD']"), EXPLAINED, block("x = df['region']")]),
+                    FakeExecutor(KEY_ERROR), calls)
+    assert outcome.status == "success"
+    assert calls.purposes == ["first", "fix", "again"]
+
+
 def test_a_model_that_answers_fixes_in_words_forever_ends_when_the_retries_are_spent(
         model_server: ScriptedOpenAIServer) -> None:
     outcome, ex, _ = served(model_server, [block("x = df['BAD']"), EXPLAINED, EXPLAINED, EXPLAINED, block("ok")],
