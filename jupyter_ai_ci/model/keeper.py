@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from jupyter_ai_ci.model import runtime
+from jupyter_ai_ci.model import ended, runtime
 
 STOP_GRACE = 5.0  # seconds a server may take to exit on SIGTERM before it is killed
 POLL = 0.5  # seconds between looks at the locks: well under any idle timeout, a few syscalls each
@@ -86,7 +86,13 @@ class Keeper:
             if self.idle_enough():
                 break  # holding the busy lock: no request begins while the server stops
             runtime.release(self.busy)
+        on_its_own = self.server.poll() is not None and not self.stopping
         self.stop()
+        code = self.server.returncode
+        # Said by the client whose request it dropped: an end on its own, or a crash under way when
+        # the keeper stopped it (a dying server looks idle: its request's lease has ended).
+        if code and (on_its_own or -code not in (signal.SIGTERM, signal.SIGKILL)):
+            ended.record(self.model, code)
 
     def stop(self) -> None:
         registered = runtime.names(self.model, self.server.pid)

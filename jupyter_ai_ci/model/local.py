@@ -24,7 +24,7 @@ from pathlib import Path
 
 from jupyter_ai_ci.errors import ModelError
 from jupyter_ai_ci.events import Message, ModelReply
-from jupyter_ai_ci.model import dialect, hub, runtime, turns, weights
+from jupyter_ai_ci.model import dialect, ended, hub, runtime, turns, weights
 from jupyter_ai_ci.model.client import OpenAIClient, TextCallback
 from jupyter_ai_ci.model.endpoint import KEY_KEPT_ENV, Endpoint
 from jupyter_ai_ci.model.llama_server import LocalModelError, LocalServer, PortTaken, _servers, server_for, stop_all
@@ -154,14 +154,25 @@ class LocalClient:
                 server, lease = self._server()
                 with lease:
                     return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
-        except ModelError:
-            if self.path in _servers and not _servers[self.path].alive:  # not when it never started
-                raise LocalModelError("the local model server stopped unexpectedly; "
-                                      "it will be restarted on the next request") from None
-            raise
+        except ModelError as exc:
+            raise self._ended(exc) from None
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                         temperature: float | None = None, n: int = 1) -> ModelReply:
+        try:
+            return await self._acomplete(messages, on_text, temperature, n)
+        except ModelError as exc:  # the panel's and the command line's requests are told the same
+            raise await asyncio.get_running_loop().run_in_executor(None, self._ended, exc) from None
+
+    def _ended(self, error: ModelError) -> ModelError:
+        """``error``, or, when the server died under the request (not when it never started), how
+        it ended and what to do (``ended.py``)."""
+        if self.path in _servers and not _servers[self.path].alive:
+            return LocalModelError(ended.reason(self.path))
+        return error
+
+    async def _acomplete(self, messages: Sequence[Message], on_text: TextCallback | None,
+                         temperature: float | None, n: int) -> ModelReply:
         with turns.Ticket(self.path) as ticket:
             await ticket.await_turn(self.say, patience=self.endpoint.timeout)
             # Starting the server (or waiting for its lock) blocks for seconds: off the event loop.

