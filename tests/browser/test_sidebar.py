@@ -6,6 +6,7 @@ from typing import Any
 
 from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
 
+from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
 
@@ -64,6 +65,25 @@ def test_panel_request_inserts_and_runs_a_cell(page: Any, lab: dict[str, Any],
     # The model was told about the kernel's variables and the notebook's cells.
     (request,) = model.request_texts()
     assert "x: int = 5" in request and "square x" in request
+
+
+def test_a_fix_answered_in_words_is_asked_again_and_headed_so(page: Any, lab: dict[str, Any],
+                                                               model: ScriptedOpenAIServer) -> None:
+    # Attempt 1 raises, the fix comes back in words, the next reply is the fix: the panel heads the
+    # first reply after the failure "fix" and the next "asked again for code" (it said "fix" twice).
+    model.script(
+        Reply("```python\ny = x / 0\nprint('y is', y)\n```"),
+        Reply("Dividing by zero is not allowed; divide by one instead.", require="ZeroDivisionError"),
+        Reply("```python\ny = x / 1\nprint('y is', y)\n```", require=prompts.NEED_CODE),
+    )
+    prepare(page, lab, "again.ipynb")
+    panel = page.locator("#jupyter-ai-ci-chat")
+    ask(page, "divide x")
+    page.screenshot(path=str(ARTIFACTS / "sidebar-asked-again.png"))
+    assert model.misses == [] and len(model.requests) == 3
+    assert panel.locator(".jp-aici-model .jp-aici-label").all_text_contents() == ["fix", "asked again for code"]
+    assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
+    assert "y is 5.0" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
 
 
 def test_a_failing_cell_is_fixed_from_its_traceback(page: Any, lab: dict[str, Any],
