@@ -26,7 +26,9 @@ print(llama_cpp.__version__ if b"AMX_INT8 = 1" in llama_cpp.llama_print_system_i
         || return 0
     if [ -n "$version" ]; then
         echo "building llama.cpp $version again without AMX (its native build crashes on this CPU)" >&2
-        python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps --no-cache-dir \
-            "llama-cpp-python==$version"
+        # pip's cached wheel goes first, so the next environment gets the portable build at once.
+        python -m pip cache remove llama_cpp_python >/dev/null 2>&1 || true
+        CMAKE_ARGS="$CMAKE_ARGS -DGGML_NATIVE=OFF" python -m pip install -q --disable-pip-version-check \
+            --force-reinstall --no-deps "llama-cpp-python==$version"
     fi
 }

@@ -58,7 +58,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 if not all(unit.values()):
                     self.workqueue[scope] = unit
             for other in self.assigned_work:
-                self._reschedule(other)
+                if other in self.registered_collections:  # not one still collecting (it has no list yet)
+                    self._reschedule(other)
             return crashed
 
         def schedule(self) -> None:

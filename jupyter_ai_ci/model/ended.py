@@ -28,8 +28,8 @@ def _file(model: Path) -> Path:
     return runtime.folder() / f"{runtime.stem(model)}.ended"
 
 
-def record(model: Path, returncode: int) -> None:
-    """The keeper: its server ended on its own with ``returncode`` (negative: killed by a signal)."""
+def record(model: Path, pid: int, returncode: int) -> None:
+    """The keeper: its server ``pid`` ended with ``returncode`` (negative: killed by a signal)."""
     try:
         what = signal.Signals(-returncode).name if returncode < 0 else f"exit status {returncode}"
     except ValueError:
@@ -37,12 +37,12 @@ def record(model: Path, returncode: int) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(_file(model), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(what)
+            f.write(f"{pid} {what}")
 
 
-def _take(model: Path, wait: float) -> str:
-    """What the keeper wrote, removed once read; waits up to ``wait`` s for it (the keeper looks at
-    its server twice a second)."""
+def _take(model: Path, pid: int, wait: float) -> str:
+    """What the keeper wrote of server ``pid``, removed once read (another server's is an old story:
+    removed too); waits up to ``wait`` s for it (the keeper looks at its server twice a second)."""
     deadline = time.monotonic() + wait
     while True:
         with contextlib.suppress(OSError):
@@ -50,15 +50,17 @@ def _take(model: Path, wait: float) -> str:
             with os.fdopen(fd) as f:
                 text = f.read(_MOST)
             _file(model).unlink(missing_ok=True)
-            return text if text.replace(" ", "").replace("_", "").isalnum() else ""  # only what record() writes
+            whose, _, what = text.partition(" ")
+            if whose == str(pid) and what.replace(" ", "").isalnum():  # only what record() writes
+                return what
         if time.monotonic() >= deadline:
             return ""
         time.sleep(0.1)
 
 
-def reason(model: Path, wait: float = 1.5) -> str:
-    """One line for a request the server dropped as it ended: how, and what to do."""
-    how = _take(model, wait)
+def reason(model: Path, pid: int, wait: float = 1.5) -> str:
+    """One line for a request that server ``pid`` dropped as it ended: how, and what to do."""
+    how = _take(model, pid, wait)
     again = "it will be restarted on the next request"
     if how in _CRASHES:
         return (f"the local model server crashed ({how}); {again}. If it crashes at each request, its "

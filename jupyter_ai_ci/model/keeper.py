@@ -86,13 +86,15 @@ class Keeper:
             if self.idle_enough():
                 break  # holding the busy lock: no request begins while the server stops
             runtime.release(self.busy)
+        # How it ended, for the client whose request it dropped (ended.py): written before the stop,
+        # which may wait for the start lock, while that client waits for it.
         on_its_own = self.server.poll() is not None and not self.stopping
+        if on_its_own and self.server.returncode:
+            ended.record(self.model, self.server.pid, self.server.returncode)
         self.stop()
         code = self.server.returncode
-        # Said by the client whose request it dropped: an end on its own, or a crash under way when
-        # the keeper stopped it (a dying server looks idle: its request's lease has ended).
-        if code and (on_its_own or -code not in (signal.SIGTERM, signal.SIGKILL)):
-            ended.record(self.model, code)
+        if not on_its_own and code and -code not in (signal.SIGTERM, signal.SIGKILL):  # a crash under way
+            ended.record(self.model, self.server.pid, code)
 
     def stop(self) -> None:
         registered = runtime.names(self.model, self.server.pid)

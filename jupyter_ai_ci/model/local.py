@@ -148,31 +148,17 @@ class LocalClient:
 
     def complete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                  temperature: float | None = None, n: int = 1) -> ModelReply:
-        try:
-            with turns.Ticket(self.path) as ticket:  # one request at a time, in arrival order (turns.py)
-                ticket.wait(self.say, patience=self.endpoint.timeout)
-                server, lease = self._server()
-                with lease:
+        with turns.Ticket(self.path) as ticket:  # one request at a time, in arrival order (turns.py)
+            ticket.wait(self.say, patience=self.endpoint.timeout)
+            server, lease = self._server()
+            with lease:
+                try:
                     return server.client(self.endpoint).complete(messages, on_text, temperature, n=n)
-        except ModelError as exc:
-            raise self._ended(exc) from None
+                except ModelError as exc:
+                    raise _ended(exc, server) from None
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                         temperature: float | None = None, n: int = 1) -> ModelReply:
-        try:
-            return await self._acomplete(messages, on_text, temperature, n)
-        except ModelError as exc:  # the panel's and the command line's requests are told the same
-            raise await asyncio.get_running_loop().run_in_executor(None, self._ended, exc) from None
-
-    def _ended(self, error: ModelError) -> ModelError:
-        """``error``, or, when the server died under the request (not when it never started), how
-        it ended and what to do (``ended.py``)."""
-        if self.path in _servers and not _servers[self.path].alive:
-            return LocalModelError(ended.reason(self.path))
-        return error
-
-    async def _acomplete(self, messages: Sequence[Message], on_text: TextCallback | None,
-                         temperature: float | None, n: int) -> ModelReply:
         with turns.Ticket(self.path) as ticket:
             await ticket.await_turn(self.say, patience=self.endpoint.timeout)
             # Starting the server (or waiting for its lock) blocks for seconds: off the event loop.
@@ -183,7 +169,17 @@ class LocalClient:
                 starting.add_done_callback(_end_lease)
                 raise
             with lease:
-                return await server.client(self.endpoint).acomplete(messages, on_text, temperature, n=n)
+                try:
+                    return await server.client(self.endpoint).acomplete(messages, on_text, temperature, n=n)
+                except ModelError as exc:  # the panel's and the command line's requests are told the same
+                    raise await asyncio.get_running_loop().run_in_executor(None, _ended, exc, server) from None
+
+
+def _ended(error: ModelError, server: LocalServer) -> ModelError:
+    """``error``, or, when the server this request used died under it, how it ended and what to do
+    (``ended.py``).  Read holding the request's turn and lease: no other request starts the next
+    server before the keeper has said how this one ended."""
+    return error if server.alive else LocalModelError(ended.reason(server.model_path, server.pid))
 
 
 def _end_lease(started: asyncio.Future[tuple[LocalServer, runtime.Lease]]) -> None:

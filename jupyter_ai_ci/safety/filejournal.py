@@ -55,7 +55,7 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
             fd = args[fd_index] if fd_index is not None and fd_index < len(args) else None
             if index < len(args) and isinstance(args[index], (str, bytes, os.PathLike)):
                 journal.touch(args[index], fd if isinstance(fd, int) else None,  # type: ignore[arg-type]
-                              follow=event == "os.truncate", tree=event == "shutil.rmtree")
+                              follow=event == "os.truncate", tree=event == "shutil.rmtree", made=event == "os.mkdir")
 
 
 def install() -> None:
@@ -69,7 +69,7 @@ def install() -> None:
 def _ignored() -> tuple[str, ...]:
     """Caches and temporary files outside the folder (matplotlib's font cache, joblib's
     temporary files): saying each would bury what matters."""
-    places = (tempfile.gettempdir(), os.environ.get("XDG_CACHE_HOME") or "~/.cache", "~/.matplotlib",
+    places = (tempfile.gettempdir(), "~/.cache", os.environ.get("XDG_CACHE_HOME") or "~/.cache", "~/.matplotlib",
               "~/.ipython", "~/.local/share/jupyter", "/dev")
     return tuple(_realpath(os.path.expanduser(p)) for p in places)
 
@@ -102,7 +102,7 @@ class Journal:
     cap: int = 256 << 20
     # Writes outside the folder that are nobody's business (caches, temporary files): not said.
     ignore: tuple[str, ...] = field(default_factory=lambda: _ignored())
-    made: frozenset[str] = field(default_factory=lambda: _made_by_libraries())  # these folders alone
+    made: frozenset[str] = field(default_factory=lambda: _made_by_libraries())  # these folders made, alone
     priors: dict[str, Prior] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what cannot be undone, said at once
     bytes_kept: int = 0
@@ -136,25 +136,27 @@ class Journal:
         # The link itself is removed or renamed, not what it points to: resolve its folder only.
         return raw, _join(_realpath(os.path.dirname(raw)), os.path.basename(raw))
 
-    def touch(self, path: object, dir_fd: int | None, follow: bool, tree: bool = False) -> None:
+    def touch(self, path: object, dir_fd: int | None, follow: bool, tree: bool = False, made: bool = False) -> None:
+        """``made``: the change is a folder made (not renamed, removed or changed)."""
         if getattr(_local, "busy", False):
             return
         _local.busy = True
         try:
             with self._lock:
-                self._touch(path, dir_fd, follow, tree)
+                self._touch(path, dir_fd, follow, tree, made)
         except OSError:
             pass  # a path we cannot resolve: the operation itself will say what is wrong
         finally:
             _local.busy = False
 
-    def _touch(self, path: object, dir_fd: int | None, follow: bool, tree: bool) -> None:
+    def _touch(self, path: object, dir_fd: int | None, follow: bool, tree: bool, made: bool) -> None:
         written, real = self._resolve(path, dir_fd, follow)
         if real in self.priors:
             return
         if not self._inside(real):
-            if self._inside(written) or not (real in self.made or any(real == p or real.startswith(p + os.sep)
-                                                                     for p in self.ignore)):
+            if made and real in self.made and not self._inside(written):
+                return  # a library's own folder made; not remembered, so a later change to it is said
+            if self._inside(written) or not any(real == p or real.startswith(p + os.sep) for p in self.ignore):
                 self.notes.append(f"wrote {written}" + (" (through a link to outside the folder)"
                                                         if self._inside(written) else " (outside the folder)"))
             self.priors[real] = Prior("kept-out")

@@ -308,6 +308,7 @@ export class ChatModel {
 
   /** Stop the run: the server cancels the model call, and a running cell is interrupted. */
   stop(): void {
+    this._giveUp?.(false); // a request still waiting for its notebook's kernel is not sent
     if (!this._target) {
       return;
     }
@@ -345,11 +346,11 @@ export class ChatModel {
     return figure.image ?? (entry.cellId && entry.path ? this.bridge.figure(entry.path, entry.cellId, figure.output) : null);
   }
 
-  /** Read now the pictures a request was just sent: the fix it asks for replaces their cell. */
   /**
    * Whether ``again`` was put off until the notebook (``path``, else the active one, pinned now)
    * has found its kernel: it is then called once, with that notebook's path, and is not put off
-   * a second time.  The panel is busy meanwhile, so nothing else is sent.
+   * a second time.  Meanwhile the panel is busy (nothing else is sent), says what it waits for,
+   * and Stop gives the wait up.
    */
   private _deferred(path: string | undefined, again: (path: string | undefined) => void): boolean {
     if (this._settled) {
@@ -361,20 +362,37 @@ export class ChatModel {
     if (wait === null) {
       return false;
     }
+    const chat = this._chat(pinned ?? this._path ?? '');
+    const line: Entry = { kind: 'notice', text: 'waiting for the notebook’s kernel…', waiting: true };
+    chat.push(line);
     this._settling = true;
     this._changed.emit();
-    void wait.then(() => {
-      this._settling = false;
-      this._settled = true;
-      try {
-        again(pinned);
-      } finally {
-        this._settled = false;
+    const settled = (go: boolean): void => {
+      if (this._giveUp !== settled) {
+        return; // given up already (Stop), or a later wait's
       }
-    });
+      this._giveUp = null;
+      this._settling = false;
+      const at = chat.indexOf(line);
+      if (at >= 0) {
+        chat.splice(at, 1);
+      }
+      this._changed.emit();
+      if (go) {
+        this._settled = true;
+        try {
+          again(pinned);
+        } finally {
+          this._settled = false;
+        }
+      }
+    };
+    this._giveUp = settled;
+    void wait.then(() => settled(true));
     return true;
   }
 
+  /** Read now the pictures a request was just sent: the fix it asks for replaces their cell. */
   private _keepPictures(path: string): void {
     for (const entry of this._chat(path)) {
       if (entry.kind === 'code' && entry.cellId && entry.shown) {
@@ -599,6 +617,7 @@ export class ChatModel {
   private _target: IRunTarget | null = null;
   private _settling = false; // waiting for a notebook to find its kernel before a request goes
   private _settled = false; // that wait is over: the request it held goes now
+  private _giveUp: ((go: boolean) => void) | null = null; // ends that wait: go, or not (Stop)
   /** The cells a regeneration replaces once it has worked. */
   private _replacing: string[] = [];
   /** The run applies a candidate chosen by the person ("use this one"). */

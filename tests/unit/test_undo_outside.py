@@ -331,3 +331,17 @@ def test_matplotlibs_first_import_is_not_a_write_to_undo_but_its_rc_file_is(fold
     assert restored == ["chart.png"] and not (folder / "chart.png").exists()
     rc = str(home / ".config" / "matplotlib" / "matplotlibrc")
     assert kept == ([] if then == "plot" else [f"wrote {rc} (outside the folder)"])
+
+
+def test_a_library_folder_renamed_or_removed_is_still_said(folder: Path, tmp_path: Path) -> None:
+    # Only making matplotlib's folder is nobody's business: moving it away is the person's loss.
+    config = tmp_path / "config"
+    (config / "matplotlib").mkdir(parents=True)
+    journal = Journal((str(folder.resolve()),), ignore=(), made=frozenset({str(config / "matplotlib")}))
+    journal.start()
+    try:
+        os.rename(config / "matplotlib", config / "gone")
+    finally:
+        journal.stop()
+    assert journal.restore()[1] == [f"wrote {config / 'matplotlib'} (outside the folder)",
+                                    f"wrote {config / 'gone'} (outside the folder)"]
