@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from jupyter_ai_ci.core.chartcheck import CHART_ENAME
+from jupyter_ai_ci.core.noop import noop_error
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     Action,
@@ -87,7 +88,8 @@ def run_attempt(
     with the other candidates (core/consensus.py).  ``may_ask`` False: code that would need a
     person's approval (and has not had it) is not run, not asked about.  ``check``: what makes an
     attempt that ran cleanly a failure all the same (a chart that contradicts the request,
-    core/chartcheck.py): its error goes on the last block's result, and the attempt is undone."""
+    core/chartcheck.py): its error goes on the last block's result, and the attempt is undone.
+    Code that pandas says changed a copy, not the DataFrame (core/noop.py), is always such a failure."""
     blocks = tuple(code)
     trees, bad = policy.parse_blocks(blocks)  # parsed once, for the syntax check and the scan
     if bad is not None:
@@ -126,8 +128,8 @@ def run_attempt(
         # Thrown in by the driver when the user interrupts: undo, then stop.
         yield Rollback(number, step)
         raise
-    if check is not None and len(results) == len(blocks) and all(r.ok for r in results):
-        if (wrong := check(results)) is not None:
+    if len(results) == len(blocks) and all(r.ok for r in results):
+        if (wrong := noop_error(results) or (check(results) if check is not None else None)) is not None:
             results[-1] = replace(results[-1], error=wrong)
     attempt = Attempt(number, step, blocks, tuple(results), saved)
     if attempt.ok:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from jupyter_ai_ci.core import prompts
 from jupyter_ai_ci.core.attempt import NOT_PARSED
 from jupyter_ai_ci.core.chartcheck import CHART_ENAME
+from jupyter_ai_ci.core.noop import NOOP_ENAME, without_warning
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.tracebacks import fold
 from jupyter_ai_ci.events import Attempt, ExecutionResult, FailureNotes
@@ -57,6 +58,13 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
     if error.ename == CHART_ENAME:
         return prompts.CHART_FIX.format(mismatch=error.evalue, figures=figures, notes=_notes(notes),
                                         same=prompts.SAME_ERROR if same_error else "")
+    if error.ename == NOOP_ENAME:
+        # Nothing raised: pandas' warning, shown once (not in the output too), says what to change.
+        output = head_tail(without_warning(failed.output), settings.max_output_chars)
+        return prompts.NOOP_FIX.format(
+            what=error.evalue, warning=head_tail(error.traceback, settings.max_traceback_chars),
+            output=prompts.FIX_OUTPUT.format(output=output) if output.strip() else "",
+            notes=figures + _notes(notes), same=prompts.SAME_ERROR if same_error else "")
     if error.ename == "SyntaxError" and NOT_PARSED in failed.notes:
         headline = f"The code raised SyntaxError. {prompts.SYNTAX_NOTE}"
         if len(code) > 1:
@@ -84,6 +92,8 @@ def restart_note(attempt: Attempt, limit: int = LoopSettings.max_output_chars) -
     assert error is not None
     if error.ename == CHART_ENAME:
         return prompts.CHART_RESTART.format(mismatch=error.evalue) + drew(attempt.results, limit)
+    if error.ename == NOOP_ENAME:
+        return prompts.NOOP_RESTART.format(what=error.evalue)
     block = attempt.code[len(attempt.results) - 1].splitlines()
     line = block[error.lineno - 1].strip() if error.lineno and 0 < error.lineno <= len(block) else ""
     hints = "".join(f"\n- {h}" for h in attempt.notes.hints) if attempt.notes else ""

@@ -67,6 +67,20 @@ The figures it drew show:
 # The previous attempt raised the same error: the fix request says that change did not help.
 SAME_ERROR = "; the previous change did not fix it, so try another way"
 
+# The code ran, but pandas warned that a step changed a copy, not the DataFrame (core/noop.py):
+# no traceback, pandas' warning with its advice instead.
+NOOP_FIX = """\
+The code ran, but pandas warned that a step changed nothing: {what}.
+{output}
+pandas' warning:
+```
+{warning}
+```
+{notes}
+Fix the code so that the change is made on the DataFrame itself{same}: change the code, do not \
+send it back as it was. Reply with the corrected, complete code for this step (every block again, \
+not only the changed lines), in ```python blocks."""
+
 # A fix that sent back code which had already failed is not run (it would fail the same way):
 # the model is asked once more, plainly.
 REPEATED = """\
@@ -85,6 +99,11 @@ code another way, so that it does not raise this error.{hints}"""
 CHART_RESTART = """\
 Note: an earlier attempt at this request drew a chart that does not match it: {mismatch}. \
 Write the code another way, so that the chart matches the request."""
+
+# RESTART for code that pandas said changed a copy (the line is in the sentence, when it named one).
+NOOP_RESTART = """\
+Note: an earlier attempt at this request ran, but pandas warned that a step changed nothing: \
+{what}. Write the code another way, so that the change is made on the DataFrame itself."""
 
 # Parts of the fix request that appear only when the kernel had something to say.
 FIX_HINTS = """

@@ -1,0 +1,74 @@
+"""Code that ran but changed nothing where it meant to: pandas' ``ChainedAssignmentError`` (issue #37).
+
+Under pandas 3 (Copy-on-Write) an inplace method or an assignment through a chained selection --
+``df['col'].fillna(0, inplace=True)``, ``df['col'][0] = 1`` -- changes a copy, never the
+DataFrame: the code runs to its end and the answer is computed from data the step was meant to
+have changed.  pandas says so, in a ``ChainedAssignmentError`` warning the cell prints, and goes on.
+A small model writes these often (the suite's ``ffill_mean``, and DABench's many "fill the missing
+values" questions), and nothing else in the run could see it: the result is shown as done.
+
+So an attempt whose output holds that warning is a failed attempt, its error made from the
+warning: it is undone like any other, and its fix request carries pandas' own advice.  Only this
+warning: pandas 2's ``FutureWarning`` about the same code is not an error (the change does reach
+the DataFrame there), and a ``SettingWithCopyWarning`` may or may not mean one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
+
+# Said like an exception's name (it is the warning's own class name), so the notices and the
+# summary read it as any failure; the fix request says it was a warning (core/fixes.py).
+NOOP_ENAME = "ChainedAssignmentError"
+
+# As Python's warnings.showwarning prints it: "FILE:LINE: ChainedAssignmentError: MESSAGE", the
+# message's lines, then the source line indented by two spaces (absent when there is no source).
+_HEAD = re.compile(r"^[^\n]*?:\d+: ChainedAssignmentError: ", re.M)
+_PLACE = re.compile(r"^[^\n]*?:(\d+): (?=ChainedAssignmentError: )")
+_DOCS_LINE = re.compile(r"\nSee the documentation[^\n]*")
+_SEE_DOCS = re.compile(r"\n*See the documentation[^\n]*")
+
+
+def warned(output: str) -> tuple[str, str] | None:
+    """The first ChainedAssignmentError warning in ``output``: (the warning as printed, the
+    line of code it names, "" when it names none); None when there is none."""
+    start = _HEAD.search(output)
+    if start is None:
+        return None
+    # pandas ends its message with "See the documentation ...: URL"; Python then prints the source
+    # line, indented by two spaces.  Without that last line (another pandas), the first line is it.
+    rest = output[start.end():]
+    nxt = _HEAD.search(rest)
+    docs = _DOCS_LINE.search(rest, 0, nxt.start() if nxt else len(rest))
+    end = docs.end() if docs else (rest.find("\n") if "\n" in rest else len(rest))
+    source = re.match(r"\n  (\S[^\n]*)", rest[end:])
+    if source:
+        end += source.end()
+    return output[start.start():start.end() + end], source.group(1).strip() if source else ""
+
+
+def noop_error(results: Sequence[ExecutionResult]) -> ErrorInfo | None:
+    """The error of an attempt that ran cleanly but whose code pandas says changed a copy."""
+    for result in results:
+        found = warned(result.output)
+        if found is None:
+            continue
+        printed, line = found
+        first = _HEAD.sub("", printed.splitlines()[0]).rstrip(".")
+        where = f" at `{line[:200]}`" if line else ""
+        # The cell's file name (/tmp/ipykernel_…/….py) tells the model nothing: the line number does.
+        shown = _PLACE.sub(r"line \1: ", _SEE_DOCS.sub("", printed), count=1)
+        return ErrorInfo(NOOP_ENAME, f"{first}{where}: the change never reached the DataFrame", shown)
+    return None
+
+
+def without_warning(output: str) -> str:
+    """``output`` without the warning ``noop_error`` was made from (the fix request shows it once)."""
+    found = warned(output)
+    if found is None:
+        return output
+    at = output.index(found[0])
+    return (output[:at] + output[at + len(found[0]):].removeprefix("\n")).strip("\n")

@@ -1,0 +1,80 @@
+"""core/noop.py: the ChainedAssignmentError warning pandas 3 prints, read as a failed attempt."""
+
+from __future__ import annotations
+
+from jupyter_ai_ci.core.fixes import fix_request, restart_note
+from jupyter_ai_ci.core.noop import NOOP_ENAME, noop_error, warned, without_warning
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import Attempt, ExecutionResult
+
+# As a real kernel printed it (pandas 3.1, Python 3.11), then the code's own print.
+INPLACE = (
+    "/tmp/ipykernel_9843/2084755072.py:2: ChainedAssignmentError: A value is being set on a copy of a DataFrame "
+    "or Series through chained assignment using an inplace method.\n"
+    "Such inplace method never works to update the original DataFrame or Series, because the intermediate object "
+    "on which we are setting values always behaves as a copy (due to Copy-on-Write).\n\n"
+    "For example, when doing 'df[col].method(value, inplace=True)', try using 'df.method({col: value}, "
+    "inplace=True)' instead, to perform the operation inplace on the original object, or try to avoid an inplace "
+    "operation using 'df[col] = df[col].method(value)'.\n\n"
+    "See the documentation for a more detailed explanation: "
+    "https://pandas.pydata.org/docs/dev/user_guide/migration.html#copy-on-write-cow\n"
+    "  df['a'].fillna(0, inplace=True)\n")
+SETITEM = (
+    "/tmp/ipykernel_9843/1743909384.py:1: ChainedAssignmentError: A value is being set on a copy of a DataFrame "
+    "or Series through chained assignment.\n"
+    "Such chained assignment never works to update the original DataFrame or Series, because the intermediate "
+    "object on which we are setting values always behaves as a copy (due to Copy-on-Write).\n\n"
+    "Try using '.loc[row_indexer, col_indexer] = value' instead, to perform the assignment in a single step.\n\n"
+    "See the documentation for a more detailed explanation: "
+    "https://pandas.pydata.org/docs/dev/user_guide/migration.html#chained-assignment\n"
+    "  df['a'][1] = 5\n")
+
+
+def test_the_warning_is_read_to_its_source_line_and_nothing_after() -> None:
+    printed, line = warned("before\n" + INPLACE + "1\nafter\n") or ("", "")
+    assert line == "df['a'].fillna(0, inplace=True)"
+    assert printed.startswith("/tmp/ipykernel_9843/2084755072.py:2: ChainedAssignmentError:")
+    assert printed.endswith("  df['a'].fillna(0, inplace=True)") and "after" not in printed
+    assert without_warning("before\n" + INPLACE + "1\n") == "before\n1"
+
+
+def test_an_attempt_whose_output_holds_the_warning_is_a_failure_naming_the_line() -> None:
+    error = noop_error([ExecutionResult(output="3 rows\n"), ExecutionResult(output=SETITEM)])
+    assert error is not None and error.ename == NOOP_ENAME
+    assert error.evalue == ("A value is being set on a copy of a DataFrame or Series through chained assignment "
+                            "at `df['a'][1] = 5`: the change never reached the DataFrame")
+    assert "Try using '.loc[row_indexer, col_indexer] = value'" in error.traceback
+    assert "See the documentation" not in error.traceback  # a link the model cannot follow
+    assert error.traceback.startswith("line 1: ChainedAssignmentError: A value")  # not the cell's file name
+
+
+def test_other_warnings_and_plain_mentions_are_not_failures() -> None:
+    future = ("/tmp/x.py:2: FutureWarning: A value is trying to be set on a copy of a DataFrame or Series "
+              "through chained assignment using an inplace method.\n  df['a'].fillna(0, inplace=True)\n")
+    assert noop_error([ExecutionResult(output=future)]) is None  # pandas 2: the change does happen there
+    assert noop_error([ExecutionResult(output="print('ChainedAssignmentError: is a pandas warning')\n")]) is None
+    assert noop_error([ExecutionResult(output="ChainedAssignmentError: said by the code itself\n")]) is None
+    assert noop_error([ExecutionResult()]) is None
+
+
+def test_a_warning_printed_without_pandas_last_lines_is_its_first_line() -> None:
+    short = "/tmp/x.py:4: ChainedAssignmentError: A value is being set on a copy\nanswer 12\n"
+    printed, line = warned(short) or ("", "")
+    assert printed == "/tmp/x.py:4: ChainedAssignmentError: A value is being set on a copy" and line == ""
+    error = noop_error([ExecutionResult(output=short)])
+    assert error is not None
+    assert error.evalue == "A value is being set on a copy: the change never reached the DataFrame"
+
+
+def test_the_fix_request_shows_pandas_advice_once_and_says_nothing_raised() -> None:
+    results = [ExecutionResult(output="total 7\n" + INPLACE)]
+    error = noop_error(results)
+    assert error is not None
+    failed = [ExecutionResult(output=results[0].output, error=error)]
+    fix = fix_request(["df['a'].fillna(0, inplace=True)\nprint('total', 7)"], failed, LoopSettings())
+    assert fix.startswith("The code ran, but pandas warned that a step changed nothing: A value is being set")
+    assert fix.count("try using 'df.method({col: value}, inplace=True)'") == 1
+    assert "Output printed before the error:\n```\ntotal 7\n```" in fix
+    assert "raised" not in fix.split("\n", 1)[0]
+    note = restart_note(Attempt(1, 1, ("df['a'].fillna(0, inplace=True)",), tuple(failed)))
+    assert "pandas warned that a step changed nothing" in note and "`df['a'].fillna(0, inplace=True)`" in note
