@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice
+from jupyter_ai_ci.events import CallModel, Execute, ExecutionResult, Notice, PURPOSE_LABELS
 
 
 class PrintReporter:
@@ -27,9 +27,7 @@ class PrintReporter:
         sys.stdout.flush()
 
     def model_started(self, call: CallModel) -> None:
-        label = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
-                 "answer": "answering from the output", "candidate": "writing another candidate"}[call.purpose]
-        self._say(f"── {self.model}: {label} ──\n")
+        self._say(f"── {self.model}: {PURPOSE_LABELS[call.purpose]} ──\n")
 
     def model_text(self, text: str) -> None:
         self._say(text)

@@ -12,12 +12,11 @@ from typing import Any, Literal
 
 from jupyter_ai_ci.core.pictures import ShownFigure
 from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
-from jupyter_ai_ci.events import ExecutionResult
+from jupyter_ai_ci.events import ExecutionResult, PURPOSE_LABELS
 from jupyter_ai_ci.text import head_tail, python_blocks
 
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
-LABELS = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
-          "answer": "answering", "replayed": "replayed", "candidate": "another candidate"}
+LABELS = {**PURPOSE_LABELS, "replayed": "replayed"}
 # Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
 MUTED = "color:var(--jp-ui-font-color2,#666)"
 ERROR = "color:var(--jp-error-color1,#d32f2f)"

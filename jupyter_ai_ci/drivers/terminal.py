@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import TextIO
 
-from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Notice
+from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Notice, PURPOSE_LABELS
 
 NO_TTY = ("needs approval, but stdin is not a terminal, so nobody can be asked; pass --yes to approve, "
           "or set --policy auto / c.AICISettings.allow")
@@ -35,9 +35,7 @@ class TerminalReporter:
         self.stream.flush()
 
     def model_started(self, call: CallModel) -> None:
-        what = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
-                "answer": "answering", "candidate": "another candidate"}[call.purpose]
-        self._say(f"{self.label}── {self.model}: {what} ──\n")
+        self._say(f"{self.label}── {self.model}: {PURPOSE_LABELS[call.purpose]} ──\n")
 
     def model_text(self, text: str) -> None:
         if self.show_text:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from jupyter_ai_ci.events.actions import (
     Action, Approval, AskApproval, CallModel, Checkpoint, Commit, Execute, FailureNotes, Hold, ImportSource,
-    Inspect, Install, KernelNames, Notice, Rollback, TransactionReport,
+    Inspect, Install, KernelNames, Notice, PURPOSE_LABELS, Rollback, TransactionReport,
 )
 from jupyter_ai_ci.events.exchange import CellRecord, ErrorInfo, ExecutionResult, Message, ModelReply, NO_ANSWER, Usage
 from jupyter_ai_ci.events.outcome import Attempt, Cell, Consensus, Group, LoopGen, Outcome
@@ -21,5 +21,6 @@ __all__ = [
     "Action", "Approval", "AskApproval", "Attempt", "CallModel", "Cell", "CellRecord", "Checkpoint", "Commit",
     "Consensus", "ErrorInfo", "Execute", "ExecutionResult", "FailureNotes", "Group", "Hold", "ImportSource",
     "Inspect", "Install", "KernelNames", "LoopGen", "Message", "ModelReply", "NO_ANSWER", "Notice", "Outcome",
+    "PURPOSE_LABELS",
     "Rollback", "TransactionReport", "Usage",
 ]

@@ -9,6 +9,12 @@ from typing import Literal, Union
 from jupyter_ai_ci.events.exchange import ErrorInfo, Message
 
 
+# What each call is said as, in every driver: the magic's and the terminal's "── model: fixing ──",
+# the cell's progress line, the MCP server's progress (the panel's headings are in widget.tsx).
+PURPOSE_LABELS = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
+                  "answer": "answering from the output", "candidate": "writing another candidate"}
+
+
 @dataclass(frozen=True)
 class CallModel:
     messages: tuple[Message, ...]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Notice
+from jupyter_ai_ci.events import Approval, AskApproval, CallModel, Execute, ExecutionResult, Notice, PURPOSE_LABELS
 from jupyter_ai_ci.run.report import SilentReporter
 
 HEARTBEAT = 4.0  # seconds; the bound is 5
@@ -42,7 +42,7 @@ class Progress(SilentReporter):
         self.lines.put_nowait(notice.text)
 
     def model_started(self, call: CallModel) -> None:
-        self.doing = f"asking the model ({call.purpose})"
+        self.doing = f"asking the model: {PURPOSE_LABELS[call.purpose]}"
 
     def executing(self, action: Execute) -> None:
         self.doing = f"running attempt {action.attempt}"

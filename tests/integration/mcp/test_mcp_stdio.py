@@ -96,7 +96,8 @@ def test_run_commits_rolls_back_and_undo_takes_it_back(tmp_path: Path, model_ser
 def test_ask_is_the_run_of_ask_with_rollback_and_cells(tmp_path: Path, model_server: ScriptedOpenAIServer) -> None:
     notebook(tmp_path / "b.ipynb")
     model_server.script(py("total = sum(range(5))\nboom = {}['k']"),
-                        Reply(py("total = sum(range(5))\nprint(total)"), require="KeyError"))
+                        # Slower than the heartbeat: the agent hears what the model is asked for meanwhile.
+                        Reply(py("total = sum(range(5))\nprint(total)"), require="KeyError", delay=4.5))
     progress: list[str] = []
 
     async def steps(s: ClientSession) -> Any:
@@ -113,6 +114,7 @@ def test_ask_is_the_run_of_ask_with_rollback_and_cells(tmp_path: Path, model_ser
     assert data["outputs"].strip() == "10" and "print(total)" in data["code"]
     assert data["prompt_tokens"] > 0 and len(data["cells"]) >= 2
     assert any("attempt 1" in p for p in progress)  # the attempts were reported as they ran
+    assert any(p.startswith("asking the model: fixing (") for p in progress), progress  # as the magic says it
     nb = nbformat.read(tmp_path / "b.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert len(code) == 1 and code[0].metadata[METADATA_KEY]["source"] == "mcp"
