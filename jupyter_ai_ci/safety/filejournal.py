@@ -71,7 +71,7 @@ def _ignored() -> tuple[str, ...]:
     temporary files): saying each would bury what matters."""
     places = (tempfile.gettempdir(), "~/.cache", os.environ.get("XDG_CACHE_HOME") or "~/.cache", "~/.matplotlib",
               "~/.ipython", "~/.local/share/jupyter", "/dev")
-    return tuple(_realpath(os.path.expanduser(p)) for p in places)
+    return tuple(dict.fromkeys(_realpath(os.path.expanduser(p)) for p in places))  # each once, in order
 
 
 @functools.lru_cache(maxsize=1)

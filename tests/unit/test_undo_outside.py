@@ -345,3 +345,11 @@ def test_a_library_folder_renamed_or_removed_is_still_said(folder: Path, tmp_pat
         journal.stop()
     assert journal.restore()[1] == [f"wrote {config / 'matplotlib'} (outside the folder)",
                                     f"wrote {config / 'gone'} (outside the folder)"]
+
+
+def test_each_ignored_place_is_listed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_ai_ci.safety import filejournal
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # then it is ~/.cache, listed already
+    places = filejournal._ignored()
+    assert len(places) == len(set(places)) and os.path.realpath(os.path.expanduser("~/.cache")) in places
