@@ -92,17 +92,14 @@ def ask_kernel(base_url: str) -> Iterator[BlockingKernelClient]:
 
 
 def run_cell(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRun:
-    messages: list[dict[str, Any]] = []
-    reply = kc.execute_interactive(code, output_hook=messages.append, timeout=timeout, allow_stdin=False)
-    return CellRun(reply, messages)
-
-
-def run_after_error(kc: BlockingKernelClient, code: str, timeout: float = 60) -> CellRun:
-    """``run_cell`` right after a cell that failed: ipykernel 6 aborts requests that arrive while
-    it still aborts its queue (stop_on_error), so on a loaded machine the next cell came back
-    'aborted' with no output. Asked again, it is over in moments."""
+    """Run ``code`` as a cell and collect what it sent.  A cell right after one that failed may
+    come back 'aborted' with no output: ipykernel 6 aborts requests that arrive while it still
+    aborts its queue (stop_on_error), which a loaded machine makes likely.  An aborted request
+    never ran, so it is asked again; it is over in moments."""
     for _ in range(20):
-        run = run_cell(kc, code, timeout)
+        messages: list[dict[str, Any]] = []
+        run = CellRun(kc.execute_interactive(code, output_hook=messages.append, timeout=timeout, allow_stdin=False),
+                      messages)
         if run.status != "aborted":
             return run
         time.sleep(0.1)

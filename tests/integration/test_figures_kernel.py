@@ -21,7 +21,7 @@ from jupyter_ai_ci.notebook.reader import png_size
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 from jupyter_ai_ci.testing.replies import image_parts
 
-from .kernel_helpers import ask_kernel, run_after_error, run_cell
+from .kernel_helpers import ask_kernel, run_cell
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -188,7 +188,7 @@ def test_a_chart_still_wrong_when_the_retries_are_spent_fails_the_request(
     # Not asked for an order: the same chart is a success in one attempt.
     model_server.script(py(SORTED.format(down=False)))
     # Right after a cell that failed, a loaded kernel may answer 'aborted' (the oldest versions' CI).
-    run = run_after_error(kernel, "%%ask\nbar chart of the monthly sales")
+    run = run_cell(kernel, "%%ask\nbar chart of the monthly sales")
     assert run.status == "ok" and len(model_server.requests) == 1
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
-from .kernel_helpers import ask_kernel, run_after_error, run_cell
+from .kernel_helpers import ask_kernel, run_cell
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_give_up_ends_the_cell_in_an_error_and_the_kernel_lives(kernel: Any,
     assert errors and errors[-1]["content"]["traceback"] == [f"RetriesExhausted: {run.reply['content']['evalue']}"]
     # The kernel lives: its value, not printed text (an old ipykernel's stdout flush raced its
     # idle status on a loaded machine, and this line once read '' in CI).
-    alive = run_after_error(kernel, "1 + 1")
+    alive = run_cell(kernel, "1 + 1")
     assert alive.reply["content"]["status"] == "ok"
     assert [m["content"]["data"]["text/plain"] for m in alive.of_type("execute_result")] == ["2"]
 

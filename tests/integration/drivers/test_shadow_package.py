@@ -21,7 +21,7 @@ import nbformat
 from jupyter_ai_ci import inkernel
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
-from ..kernel_helpers import run_after_error, run_cell, start_kernel
+from ..kernel_helpers import run_cell, start_kernel
 from . import three
 from .test_conformance import py
 
@@ -143,7 +143,7 @@ def test_failure_notes_come_from_the_real_module_whatever_the_namespace_rebinds(
         assert run_cell(kc, setup).status == "ok"
         code = "share = revenue_totl / 2"
         assert run_cell(kc, code).status == "error"  # NameError: the fix request wants notes
-        assert run_after_error(kc, SHADOW.format(marker=str(markers / "shadow"))).status == "ok"
+        assert run_cell(kc, SHADOW.format(marker=str(markers / "shadow"))).status == "ok"
         expr = failure.expression([code], "NameError", "name 'revenue_totl' is not defined")
         reply = kc.execute("", silent=True, user_expressions={"x": expr}, reply=True, timeout=30)
         value = reply["content"]["user_expressions"]["x"]
