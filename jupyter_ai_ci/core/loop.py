@@ -153,7 +153,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 # A fix, or the first reply to a question about data, in words: asked again for code,
                 # each time one of the retries, until they are spent or the model says it cannot.
                 verdict = no_code(reply.text, fixes, settings.retries, fix=previous is not None)
-                yield Notice("no-code", verdict.notice, attempt=len(attempts), step=step)
+                yield Notice("no-code" if verdict.end else "again", verdict.notice, attempt=len(attempts), step=step)
                 if verdict.end:
                     return outcome("failed", answer=reply.text, reason=verdict.reason, declined=verdict.declined)
                 fixes += 1

@@ -81,7 +81,7 @@ class RunView:
                 and section.state == "ok":
             section.verdict = notice.text
             return
-        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "repeated",
+        if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "again", "repeated",
                            "candidate") and section:
             section.notes.append(notice.text)
             return

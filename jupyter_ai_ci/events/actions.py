@@ -41,7 +41,10 @@ class Notice:
 
     # "replayed-text", "candidate-text": a reply's text that no model call streams (a replay
     # record's; another choice of a request that asked for several), shown where it would stream.
-    kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "other-languages", "replay", "replayed-text",
+    # "no-code": a reply in words ends the run (the result line says why); "again": it is asked
+    # again for code, with the tries left, which every driver shows.
+    kind: Literal["attempt", "retrying", "repeated", "step", "no-code", "again", "other-languages", "replay",
+                  "replayed-text",
                   "undone", "not-undoable", "refused", "install", "budget", "context", "no-answer", "candidate",
                   "candidate-text"]
     text: str

@@ -82,6 +82,8 @@ def test_a_fix_answered_in_words_is_asked_again_and_headed_so(page: Any, lab: di
     page.screenshot(path=str(ARTIFACTS / "sidebar-asked-again.png"))
     assert model.misses == [] and len(model.requests) == 3
     assert panel.locator(".jp-aici-model .jp-aici-label").all_text_contents() == ["fix", "asked again for code"]
+    # What asking again costs, as the magic and the terminal say it.
+    assert "answered the fix request without code — asking it for code (1 try left)" in panel.inner_text()
     assert "Done in 2 attempts" in panel.locator(".jp-aici-done").inner_text()
     assert "y is 5.0" in page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
 

@@ -232,7 +232,7 @@ def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retries(
     # Asked as a first reply to a question about data is: the same words, after the reply in words.
     assert model_server.requests[2]["messages"][-1]["content"] == prompts.NEED_CODE
     assert model_server.requests[2]["messages"][-2]["content"] == EXPLAINED
-    assert any(n.kind == "no-code" and "answered the fix request without code — asking it for code (1 try left)"
+    assert any(n.kind == "again" and "answered the fix request without code — asking it for code (1 try left)"
                in n.text for n in notices)
     assert summarize(outcome).line().startswith("✓ done in 2 attempts")
 

@@ -101,7 +101,7 @@ def test_a_data_question_answered_in_words_is_asked_for_code() -> None:
         request="What is the mean fare in titanic.csv?", prints="32.204\n", needs_code=True, answer="never")
     assert outcome.status == "success" and kernel.ran == ["print(df['Fare'].mean())"]
     assert "computes the answer from the data and prints it" in model.requests[1][-1].content
-    assert any(n.kind == "no-code" and "asking it for code (2 tries left)" in n.text for n in notices)
+    assert any(n.kind == "again" and "asking it for code (2 tries left)" in n.text for n in notices)
 
 
 def test_a_data_question_still_answered_in_words_is_not_answered_never_a_tick() -> None:

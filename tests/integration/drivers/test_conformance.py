@@ -145,11 +145,14 @@ async def test_a_fix_answered_in_words_is_asked_again_for_code_within_the_retrie
                Reply("The column is called 'price' in lower case.", tokens=TOKENS, require="KeyError: 'Price'"),
                py("total = sales['price'].sum()\nprint(total)", require=prompts.NEED_CODE)]
     seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
-                              SETUP, "total price of sales", replies, probe=("total",))
+                              SETUP, "total price of sales", replies, probe=("total",), mcp=True)
+    assert [s.driver for s in seen] == ["magic", "sidebar", "cli", "mcp"]
     for s in seen:
         assert s.status == "success", (s.driver, s.message)
         assert len(s.requests) == 3 and s.usage == (3, 300, 60), s.driver
         assert s.texts()[2].endswith(prompts.NEED_CODE), s.driver
+        # Each shows that it asks again, and what that costs: the panel and the terminal too.
+        assert "answered the fix request without code — asking it for code (1 try left)" in s.told, (s.driver, s.told)
         assert s.names == ([] if s.driver == "cli" else ["total"]), s.driver  # the command line's kernel has ended
 
 

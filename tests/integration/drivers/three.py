@@ -44,6 +44,7 @@ class Seen:
     last_error: str = ""  # repr of sys.last_value in the kernel after the run
     approvals: list[dict[str, Any]] = field(default_factory=list)  # what the panel was asked to approve
     executes: list[dict[str, Any]] = field(default_factory=list)  # the panel's execute messages (cell metadata)
+    told: str = ""  # what the person was shown on the way: the cell's text, the panel's notices, the terminal
 
     def texts(self) -> list[str]:
         return ["\n".join(str(m["content"]) for m in r["messages"]) for r in self.requests]
@@ -92,8 +93,8 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
         # The cell's progress is one display updated in place; its first line is the status at the end.
         progress = [o for o in outputs if o["output_type"] == "display_data"
                     and "jupyter_ai_ci" in o.get("metadata", {})]
-        message = progress[-1]["data"]["text/plain"].splitlines()[0] if ok else \
-            f"{reply['content']['ename']}: {reply['content']['evalue']}"
+        told = progress[-1]["data"]["text/plain"] if progress else ""
+        message = told.splitlines()[0] if ok else f"{reply['content']['ename']}: {reply['content']['evalue']}"
         _, usage_out = await _run_in(kc, "%ask_usage")
         lines = _text(usage_out).strip().splitlines()
         total = next((line for line in lines if line.split()[:1] == ["session"]), "")
@@ -104,7 +105,7 @@ async def magic(server: ScriptedOpenAIServer, folder: Path, setup: list[str], re
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
     return Seen("magic", "success" if ok else "failed", message, numbers, records(folder),  # type: ignore[arg-type]
-                list(server.requests), names, last)
+                list(server.requests), names, last, told=told)
 
 
 def _outputs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -154,7 +155,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                   folder: Path, setup: list[str], request: str | Sequence[str], replies: list[Reply],
                   probe: tuple[str, ...] = (), approve: bool = False, fields: dict[str, Any] | None = None) -> Seen:
     server.script(*replies)
-    approvals, executes = [], []
+    approvals, executes, notices = [], [], []
     r = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
         {"path": "work.ipynb", "type": "notebook", "name": "work.ipynb", "kernel": {"name": "python3"}}))
     session = json.loads(r.body)
@@ -183,6 +184,8 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                 elif msg["type"] == "approve":  # as the user does: Approve or Reject
                     approvals.append(msg)
                     ws.write_message(json.dumps({"type": "approval", "id": msg["id"], "approved": approve}))
+                elif msg["type"] == "notice":
+                    notices.append(str(msg.get("text", "")))
                 elif msg["type"] == "done":
                     break
         ws.close()
@@ -193,7 +196,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
     use = msg.get("session", {})
     usage = (use.get("requests", 0), use.get("prompt", 0), use.get("completion", 0))
     return Seen("sidebar", msg["status"], msg["message"], usage, records(folder), list(server.requests), names,
-                last, approvals, executes)
+                last, approvals, executes, told="\n".join(notices))
 
 
 def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply],
@@ -209,7 +212,8 @@ def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: s
     assert (folder / "run.json").exists(), proc.stderr
     result = json.loads((folder / "run.json").read_text())[0]
     usage = (result["requests"], result["prompt_tokens"], result["completion_tokens"])
-    return Seen("cli", result["status"], result["message"], usage, records(folder), list(server.requests))
+    return Seen("cli", result["status"], result["message"], usage, records(folder), list(server.requests),
+                told=proc.stdout + proc.stderr)
 
 
 async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str | Sequence[str],
@@ -228,8 +232,14 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
         await session.initialize()
         for code in setup:
             await session.call_tool("run", {"code": code, "notebook": "work.ipynb"})
+        heard: list[str] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append(message or "")
+
         for each in asking(request):
-            asked = await session.call_tool("ask", {"request": each, "notebook": "work.ipynb"})
+            asked = await session.call_tool("ask", {"request": each, "notebook": "work.ipynb"},
+                                            progress_callback=progress)
         # PROBE's __import__ is asked about by the policy, which nobody can answer here.
         shown = await session.call_tool("run", {"code": "import sys\n" + PROBE.format(names=list(probe)).replace(
             "__import__('sys')", "sys"), "notebook": "work.ipynb"})
@@ -237,4 +247,5 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
     status = {"done": "success", "not sure": "success", "failed": "failed"}.get(data.get("status", ""), "error")
     usage = (data.get("requests", 0), data.get("prompt_tokens", 0), data.get("completion_tokens", 0))
     names, last = _probed((shown.structured_content or {}).get("outputs", ""))
-    return Seen("mcp", status, asked.content[0].text, usage, records(folder), list(server.requests), names, last)
+    return Seen("mcp", status, asked.content[0].text, usage, records(folder), list(server.requests), names, last,
+                told="\n".join(heard))
