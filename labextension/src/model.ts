@@ -59,7 +59,7 @@ export class ChatModel {
     return this._path === null ? [] : this._chat(this._path);
   }
   get busy(): boolean {
-    return this._target !== null || this._settling;
+    return this._target !== null || this._giveUp !== null;
   }
   get config(): IServerConfig | null {
     return this._config;
@@ -165,7 +165,9 @@ export class ChatModel {
 
   private _ask(text: string, regenerate: boolean, path?: string, replacing: string[] = [], use?: number): void {
     const request = text.trim();
-    if (!request || this.busy || this._deferred(path, at => this._ask(text, regenerate, at, replacing, use))) {
+    // Typed into the box (not Regenerate, nor a candidate taken): given back to it if Stop ends the wait.
+    const typed = !regenerate && use === undefined ? text : undefined;
+    if (!request || this.busy || this._deferred(path, at => this._ask(text, regenerate, at, replacing, use), typed)) {
       return;
     }
     const target = this.bridge.target(path);
@@ -317,6 +319,13 @@ export class ChatModel {
     this._target.interrupt();
   }
 
+  /** The request Stop gave back (it waited for its notebook's kernel and was never sent), once. */
+  takeReturned(): string | null {
+    const text = this._returned;
+    this._returned = null;
+    return text;
+  }
+
   decide(id: string, approved: boolean): void {
     // The newest undecided one: a transcript saved before approval ids were unique repeats "a1".
     const entry = [...this.entries].reverse().find(e => e.kind === 'approval' && e.id === id && !e.decision);
@@ -350,9 +359,9 @@ export class ChatModel {
    * Whether ``again`` was put off until the notebook (``path``, else the active one, pinned now)
    * has found its kernel: it is then called once, with that notebook's path, and is not put off
    * a second time.  Meanwhile the panel is busy (nothing else is sent), says what it waits for,
-   * and Stop gives the wait up.
+   * and Stop gives the wait up; ``draft``, the request as typed, then goes back to the box.
    */
-  private _deferred(path: string | undefined, again: (path: string | undefined) => void): boolean {
+  private _deferred(path: string | undefined, again: (path: string | undefined) => void, draft?: string): boolean {
     if (this._settled) {
       this._settled = false;
       return false;
@@ -364,15 +373,14 @@ export class ChatModel {
     }
     const chat = this._chat(pinned ?? this._path ?? '');
     const line: Entry = { kind: 'notice', text: 'waiting for the notebook’s kernel…', waiting: true };
-    chat.push(line);
-    this._settling = true;
-    this._changed.emit();
     const settled = (go: boolean): void => {
       if (this._giveUp !== settled) {
         return; // given up already (Stop), or a later wait's
       }
       this._giveUp = null;
-      this._settling = false;
+      if (!go && draft !== undefined) {
+        this._returned = draft; // the composer had cleared it: a person expects it back
+      }
       const at = chat.indexOf(line);
       if (at >= 0) {
         chat.splice(at, 1);
@@ -387,7 +395,9 @@ export class ChatModel {
         }
       }
     };
-    this._giveUp = settled;
+    this._giveUp = settled; // busy from here: set before the panel is told
+    chat.push(line);
+    this._changed.emit();
     void wait.then(() => settled(true));
     return true;
   }
@@ -615,7 +625,7 @@ export class ChatModel {
   private _config: IServerConfig | null = null;
   private _configError: string | null = null;
   private _target: IRunTarget | null = null;
-  private _settling = false; // waiting for a notebook to find its kernel before a request goes
+  private _returned: string | null = null; // a request given back to the composer (takeReturned)
   private _settled = false; // that wait is over: the request it held goes now
   private _giveUp: ((go: boolean) => void) | null = null; // ends that wait: go, or not (Stop)
   /** The cells a regeneration replaces once it has worked. */

@@ -3,7 +3,7 @@
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { Button, HTMLSelect, LabIcon } from '@jupyterlab/ui-components';
-import React, { useLayoutEffect, useRef, useState } from 'react';
+import React, { useEffect, useLayoutEffect, useRef, useState } from 'react';
 
 import { FixView } from './fixview';
 import { CodeBlock, Highlighter, Markdown, MarkdownRenderer, splitFences } from './markdown';
@@ -306,6 +306,13 @@ function EntryView(props: {
 function Composer(props: { model: ChatModel }): JSX.Element {
   const [text, setText] = useState('');
   const model = props.model;
+  useEffect(() => {
+    // A request stopped before it was sent comes back to the box, unless something new is typed.
+    const back = model.takeReturned();
+    if (back !== null) {
+      setText(now => (now.trim() ? now : back));
+    }
+  });
   const send = () => {
     if (text.trim() && !model.busy) {
       model.send(text);
