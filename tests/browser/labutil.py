@@ -67,3 +67,14 @@ def saved_notebook(lab: dict[str, Any], name: str, until: Callable[[dict[str, An
             return last  # type: ignore[no-any-return]
         assert time.monotonic() < deadline, f"{name} not saved as expected: {json.dumps(last)[:2000]}"
         time.sleep(0.2)
+
+
+def open_panel(page: Any, frontend: str) -> None:
+    """Show the chat panel: its side bar tab in JupyterLab, a menu in Notebook 7."""
+    if frontend == "lab":
+        page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+    else:  # Notebook 7: View > Right Sidebar > Show AI code interpreter
+        page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Right Sidebar").hover()
+        page.locator(".lm-Menu-itemLabel", has_text="Show AI code interpreter").click()
+    page.locator("#jupyter-ai-ci-chat .jp-aici-input").wait_for(state="visible")

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 import nbformat
-from labutil import ARTIFACTS, make_notebook, open_notebook, saved_notebook, wait_idle
+import pytest
+from labutil import ARTIFACTS, make_notebook, open_notebook, open_panel, saved_notebook, wait_idle
 from test_sidebar import ENDS, ask, prepare, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -168,21 +169,27 @@ def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], mode
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 model calls · 940 tokens"
 
 
+@pytest.mark.parametrize("frontend", ["lab", "notebook7"])
 def test_stop_while_the_notebook_finds_its_kernel_gives_the_request_back(
-        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer) -> None:
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
     # The page's request for the notebook's session is held: the notebook has no kernel yet, as just
     # after it opens or reloads. The panel waits for it; Stop gives the wait up, and what the
     # person typed (the box was cleared when it went) comes back to the box, never sent.
-    name = make_notebook(lab, "late.ipynb", ["x = 5"])
+    if frontend == "notebook7":
+        pytest.importorskip("notebook", minversion="7")
+    name = make_notebook(lab, f"late-{frontend}.ipynb", ["x = 5"])
     model.script(Reply("```python\nprint('total', 2 + 3)\n```"))  # its cells are never run: no x
     held: list[Any] = []
     page.route("**/api/sessions*", lambda route: held.append(route) if route.request.method == "POST"
                else route.continue_())
     try:
-        page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+        if frontend == "lab":
+            page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+            page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+        else:
+            page.goto(f"{lab['url']}/notebooks/{name}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
+        open_panel(page, frontend)
         panel = page.locator(PANEL)
         box = panel.locator(".jp-aici-input")
         send(page, "sum the prices")
@@ -191,7 +198,7 @@ def test_stop_while_the_notebook_finds_its_kernel_gives_the_request_back(
         panel.locator(".jp-aici-stop").click()
         page.wait_for_function("document.querySelector('#jupyter-ai-ci-chat .jp-aici-input').value"
                                " === 'sum the prices'", timeout=10_000)
-        page.screenshot(path=str(ARTIFACTS / "panel-stop-while-waiting-for-kernel.png"))
+        page.screenshot(path=str(ARTIFACTS / f"panel-stop-while-waiting-for-kernel-{frontend}.png"))
         assert panel.locator(".jp-aici-notice", has_text="waiting for the notebook").count() == 0
         assert panel.locator(".jp-aici-user").count() == 0 and model.requests == []
         assert panel.locator(".jp-aici-send").is_visible()  # not busy: Send again

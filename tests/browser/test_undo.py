@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from labutil import ARTIFACTS, make_notebook, open_notebook, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, open_panel, wait_idle
 from test_chat_panel import picture
 from test_sidebar import ask
 
@@ -70,16 +70,6 @@ def test_undo_takes_the_request_back_and_its_cell_out(
 
 
 PANEL = "#jupyter-ai-ci-chat"
-
-
-def open_panel(page: Any, frontend: str) -> None:
-    if frontend == "lab":
-        page.locator(".jp-SideBar [data-id='jupyter-ai-ci-chat']").click()
-    else:  # Notebook 7: View > Right Sidebar > Show AI code interpreter
-        page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
-        page.locator(".lm-Menu-itemLabel", has_text="Right Sidebar").hover()
-        page.locator(".lm-Menu-itemLabel", has_text="Show AI code interpreter").click()
-    page.locator(f"{PANEL} .jp-aici-input").wait_for(state="visible")
 
 
 @pytest.mark.parametrize("frontend", ["lab", "notebook7"])
