@@ -129,7 +129,7 @@ def run_attempt(
         yield Rollback(number, step)
         raise
     if len(results) == len(blocks) and all(r.ok for r in results):
-        if (wrong := noop_error(results) or (check(results) if check is not None else None)) is not None:
+        if (wrong := noop_error(results, blocks) or (check(results) if check is not None else None)) is not None:
             results[-1] = replace(results[-1], error=wrong)
     attempt = Attempt(number, step, blocks, tuple(results), saved)
     if attempt.ok:

@@ -60,7 +60,7 @@ def fix_request(code: Sequence[str], results: Sequence[ExecutionResult],
                                         same=prompts.SAME_ERROR if same_error else "")
     if error.ename == NOOP_ENAME:
         # Nothing raised: pandas' warning, shown once (not in the output too), says what to change.
-        output = head_tail(without_warning(failed.output), settings.max_output_chars)
+        output = head_tail(without_warning(failed.output, code), settings.max_output_chars)
         return prompts.NOOP_FIX.format(
             what=error.evalue, warning=head_tail(error.traceback, settings.max_traceback_chars),
             output=prompts.FIX_OUTPUT.format(output=output) if output.strip() else "",

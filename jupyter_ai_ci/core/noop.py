@@ -7,8 +7,9 @@ have changed.  pandas says so, in a ``ChainedAssignmentError`` warning the cell 
 A small model writes these often (the suite's ``ffill_mean``, and DABench's many "fill the missing
 values" questions), and nothing else in the run could see it: the result is shown as done.
 
-So an attempt whose output holds that warning is a failed attempt, its error made from the
-warning: it is undone like any other, and its fix request carries pandas' own advice.  Only this
+So an attempt whose output holds that warning about a line of its own code is a failed attempt,
+its error made from the warning: it is undone like any other, and its fix request carries pandas'
+own advice.  A warning from inside a library, or naming no line, is left alone.  Only this
 warning: pandas 2's ``FutureWarning`` about the same code is not an error (the change does reach
 the DataFrame there), and a ``SettingWithCopyWarning`` may or may not mean one.
 """
@@ -32,42 +33,50 @@ _DOCS_LINE = re.compile(r"\nSee the documentation[^\n]*")
 _SEE_DOCS = re.compile(r"\n*See the documentation[^\n]*")
 
 
-def warned(output: str) -> tuple[str, str] | None:
-    """The first ChainedAssignmentError warning in ``output``: (the warning as printed, the
-    line of code it names, "" when it names none); None when there is none."""
-    start = _HEAD.search(output)
-    if start is None:
-        return None
-    # pandas ends its message with "See the documentation ...: URL"; Python then prints the source
-    # line, indented by two spaces.  Without that last line (another pandas), the first line is it.
-    rest = output[start.end():]
-    nxt = _HEAD.search(rest)
-    docs = _DOCS_LINE.search(rest, 0, nxt.start() if nxt else len(rest))
-    end = docs.end() if docs else (rest.find("\n") if "\n" in rest else len(rest))
-    source = re.match(r"\n  (\S[^\n]*)", rest[end:])
-    if source:
-        end += source.end()
-    return output[start.start():start.end() + end], source.group(1).strip() if source else ""
+def warned(output: str) -> list[tuple[str, str]]:
+    """Each ChainedAssignmentError warning in ``output``: (the warning as printed, the line of code
+    it names, "" when it names none)."""
+    found = []
+    for start in _HEAD.finditer(output):
+        # pandas ends its message with "See the documentation ...: URL"; Python then prints the
+        # source line, indented by two spaces.  Without that last line (another pandas), the first
+        # line is the warning.
+        rest = output[start.end():]
+        nxt = _HEAD.search(rest)
+        docs = _DOCS_LINE.search(rest, 0, nxt.start() if nxt else len(rest))
+        end = docs.end() if docs else (rest.find("\n") if "\n" in rest else len(rest))
+        source = re.match(r"\n  (\S[^\n]*)", rest[end:])
+        if source:
+            end += source.end()
+        found.append((output[start.start():start.end() + end], source.group(1).strip() if source else ""))
+    return found
 
 
-def noop_error(results: Sequence[ExecutionResult]) -> ErrorInfo | None:
-    """The error of an attempt that ran cleanly but whose code pandas says changed a copy."""
+def _ours(output: str, code: Sequence[str]) -> tuple[str, str] | None:
+    """The first warning about a line of ``code`` itself.  One raised inside a library (its own
+    chained assignment, which the model's code cannot change), or naming no line, is not the
+    attempt's doing: failing the attempt for it would spend the retries on code that is right."""
+    lines = {line.strip() for block in code for line in block.splitlines() if line.strip()}
+    return next(((printed, line) for printed, line in warned(output) if line and line in lines), None)
+
+
+def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> ErrorInfo | None:
+    """The error of an attempt that ran cleanly but whose ``code`` pandas says changed a copy."""
     for result in results:
-        found = warned(result.output)
+        found = _ours(result.output, code)
         if found is None:
             continue
         printed, line = found
         first = _HEAD.sub("", printed.splitlines()[0]).rstrip(".")
-        where = f" at `{line[:200]}`" if line else ""
         # The cell's file name (/tmp/ipykernel_…/….py) tells the model nothing: the line number does.
         shown = _PLACE.sub(r"line \1: ", _SEE_DOCS.sub("", printed), count=1)
-        return ErrorInfo(NOOP_ENAME, f"{first}{where}: the change never reached the DataFrame", shown)
+        return ErrorInfo(NOOP_ENAME, f"{first} at `{line[:200]}`: the change never reached the DataFrame", shown)
     return None
 
 
-def without_warning(output: str) -> str:
+def without_warning(output: str, code: Sequence[str]) -> str:
     """``output`` without the warning ``noop_error`` was made from (the fix request shows it once)."""
-    found = warned(output)
+    found = _ours(output, code)
     if found is None:
         return output
     at = output.index(found[0])

@@ -30,16 +30,20 @@ SETITEM = (
     "  df['a'][1] = 5\n")
 
 
+CODE = ("import pandas as pd\ndf['a'].fillna(0, inplace=True)", "df['a'][1] = 5\nprint(df['a'].sum())")
+
+
 def test_the_warning_is_read_to_its_source_line_and_nothing_after() -> None:
-    printed, line = warned("before\n" + INPLACE + "1\nafter\n") or ("", "")
+    [(printed, line)] = warned("before\n" + INPLACE + "1\nafter\n")
     assert line == "df['a'].fillna(0, inplace=True)"
     assert printed.startswith("/tmp/ipykernel_9843/2084755072.py:2: ChainedAssignmentError:")
     assert printed.endswith("  df['a'].fillna(0, inplace=True)") and "after" not in printed
-    assert without_warning("before\n" + INPLACE + "1\n") == "before\n1"
+    assert without_warning("before\n" + INPLACE + "1\n", CODE) == "before\n1"
+    assert [line for _, line in warned(INPLACE + SETITEM)] == ["df['a'].fillna(0, inplace=True)", "df['a'][1] = 5"]
 
 
 def test_an_attempt_whose_output_holds_the_warning_is_a_failure_naming_the_line() -> None:
-    error = noop_error([ExecutionResult(output="3 rows\n"), ExecutionResult(output=SETITEM)])
+    error = noop_error([ExecutionResult(output="3 rows\n"), ExecutionResult(output=SETITEM)], CODE)
     assert error is not None and error.ename == NOOP_ENAME
     assert error.evalue == ("A value is being set on a copy of a DataFrame or Series through chained assignment "
                             "at `df['a'][1] = 5`: the change never reached the DataFrame")
@@ -51,24 +55,31 @@ def test_an_attempt_whose_output_holds_the_warning_is_a_failure_naming_the_line(
 def test_other_warnings_and_plain_mentions_are_not_failures() -> None:
     future = ("/tmp/x.py:2: FutureWarning: A value is trying to be set on a copy of a DataFrame or Series "
               "through chained assignment using an inplace method.\n  df['a'].fillna(0, inplace=True)\n")
-    assert noop_error([ExecutionResult(output=future)]) is None  # pandas 2: the change does happen there
-    assert noop_error([ExecutionResult(output="print('ChainedAssignmentError: is a pandas warning')\n")]) is None
-    assert noop_error([ExecutionResult(output="ChainedAssignmentError: said by the code itself\n")]) is None
-    assert noop_error([ExecutionResult()]) is None
+    assert noop_error([ExecutionResult(output=future)], CODE) is None  # pandas 2: the change does happen there
+    said = "print('ChainedAssignmentError: is a pandas warning')\n"
+    assert noop_error([ExecutionResult(output=said)], CODE) is None
+    assert noop_error([ExecutionResult(output="ChainedAssignmentError: said by the code itself\n")], CODE) is None
+    assert noop_error([ExecutionResult()], CODE) is None
 
 
-def test_a_warning_printed_without_pandas_last_lines_is_its_first_line() -> None:
+def test_only_a_warning_about_the_attempts_own_line_fails_it() -> None:
+    # Raised inside a library (its own chained assignment): nothing the model's code could change.
+    library = INPLACE.replace("/tmp/ipykernel_9843/2084755072.py:2", "/venv/site-packages/lib/plot.py:88").replace(
+        "  df['a'].fillna(0, inplace=True)", "  data[col].fillna(0, inplace=True)")
+    assert noop_error([ExecutionResult(output=library)], CODE) is None
+    # Naming no line (no source to show): not attributable either.
     short = "/tmp/x.py:4: ChainedAssignmentError: A value is being set on a copy\nanswer 12\n"
-    printed, line = warned(short) or ("", "")
+    [(printed, line)] = warned(short)
     assert printed == "/tmp/x.py:4: ChainedAssignmentError: A value is being set on a copy" and line == ""
-    error = noop_error([ExecutionResult(output=short)])
-    assert error is not None
-    assert error.evalue == "A value is being set on a copy: the change never reached the DataFrame"
+    assert noop_error([ExecutionResult(output=short)], CODE) is None
+    # A library's first, then the code's own: the code's is the error.
+    error = noop_error([ExecutionResult(output=library + SETITEM)], CODE)
+    assert error is not None and "at `df['a'][1] = 5`" in error.evalue
 
 
 def test_the_fix_request_shows_pandas_advice_once_and_says_nothing_raised() -> None:
     results = [ExecutionResult(output="total 7\n" + INPLACE)]
-    error = noop_error(results)
+    error = noop_error(results, CODE)
     assert error is not None
     failed = [ExecutionResult(output=results[0].output, error=error)]
     fix = fix_request(["df['a'].fillna(0, inplace=True)\nprint('total', 7)"], failed, LoopSettings())
