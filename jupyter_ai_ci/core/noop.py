@@ -21,34 +21,34 @@ from collections.abc import Sequence
 
 from jupyter_ai_ci.events import ErrorInfo, ExecutionResult
 
-# Said like an exception's name (it is the warning's own class name), so the notices and the
-# summary read it as any failure; the fix request says it was a warning (core/fixes.py).
-NOOP_ENAME = "ChainedAssignmentError"
+# Said like an exception's name, so the notices and the summary read it as any failure; not the
+# class's bare name, which a ChainedAssignmentError really raised (warnings made errors) has.
+NOOP_ENAME = "ChainedAssignmentError (warning)"
 
 # As Python's warnings.showwarning prints it: "FILE:LINE: ChainedAssignmentError: MESSAGE", the
 # message's lines, then the source line indented by two spaces (absent when there is no source).
-_HEAD = re.compile(r"^[^\n]*?:\d+: ChainedAssignmentError: ", re.M)
-_PLACE = re.compile(r"^[^\n]*?:(\d+): (?=ChainedAssignmentError: )")
-_DOCS_LINE = re.compile(r"\nSee the documentation[^\n]*")
-_SEE_DOCS = re.compile(r"\n*See the documentation[^\n]*")
+_HEAD = re.compile(r"^[^\n]*?:(\d+): ChainedAssignmentError: ", re.M)
+_DOCS = re.compile(r"\n+See the documentation[^\n]*")
+_SOURCE = re.compile(r"\n  (\S[^\n]*)")
 
 
 def warned(output: str) -> list[tuple[str, str]]:
     """Each ChainedAssignmentError warning in ``output``: (the warning as printed, the line of code
     it names, "" when it names none)."""
     found = []
-    for start in _HEAD.finditer(output):
+    heads = list(_HEAD.finditer(output))
+    for at, start in enumerate(heads):
         # pandas ends its message with "See the documentation ...: URL"; Python then prints the
         # source line, indented by two spaces.  Without that last line (another pandas), the first
         # line is the warning.
-        rest = output[start.end():]
-        nxt = _HEAD.search(rest)
-        docs = _DOCS_LINE.search(rest, 0, nxt.start() if nxt else len(rest))
-        end = docs.end() if docs else (rest.find("\n") if "\n" in rest else len(rest))
-        source = re.match(r"\n  (\S[^\n]*)", rest[end:])
+        bound = heads[at + 1].start() if at + 1 < len(heads) else len(output)
+        docs = _DOCS.search(output, start.end(), bound)
+        newline = output.find("\n", start.end(), bound)
+        end = docs.end() if docs else (newline if newline >= 0 else bound)
+        source = _SOURCE.match(output, end)
         if source:
-            end += source.end()
-        found.append((output[start.start():start.end() + end], source.group(1).strip() if source else ""))
+            end = source.end()
+        found.append((output[start.start():end], source.group(1).strip() if source else ""))
     return found
 
 
@@ -68,8 +68,9 @@ def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> Error
             continue
         printed, line = found
         first = _HEAD.sub("", printed.splitlines()[0]).rstrip(".")
-        # The cell's file name (/tmp/ipykernel_…/….py) tells the model nothing: the line number does.
-        shown = _PLACE.sub(r"line \1: ", _SEE_DOCS.sub("", printed), count=1)
+        # The cell's file name (/tmp/ipykernel_…/….py) tells the model nothing: the line number does;
+        # nor does a link it cannot follow.
+        shown = _HEAD.sub(r"line \1: ChainedAssignmentError: ", _DOCS.sub("", printed), count=1)
         return ErrorInfo(NOOP_ENAME, f"{first} at `{line[:200]}`: the change never reached the DataFrame", shown)
     return None
 

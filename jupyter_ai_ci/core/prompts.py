@@ -78,8 +78,8 @@ pandas' warning:
 ```
 {notes}
 Fix the code so that the change is made on the DataFrame itself{same}: change the code, do not \
-send it back as it was. Reply with the corrected, complete code for this step (every block again, \
-not only the changed lines), in ```python blocks."""
+send it back as it was, and do not silence the warning. Reply with the corrected, complete code \
+for this step (every block again, not only the changed lines), in ```python blocks."""
 
 # A fix that sent back code which had already failed is not run (it would fail the same way):
 # the model is asked once more, plainly.

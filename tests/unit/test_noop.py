@@ -5,7 +5,7 @@ from __future__ import annotations
 from jupyter_ai_ci.core.fixes import fix_request, restart_note
 from jupyter_ai_ci.core.noop import NOOP_ENAME, noop_error, warned, without_warning
 from jupyter_ai_ci.core.settings import LoopSettings
-from jupyter_ai_ci.events import Attempt, ExecutionResult
+from jupyter_ai_ci.events import Attempt, ErrorInfo, ExecutionResult
 
 # As a real kernel printed it (pandas 3.1, Python 3.11), then the code's own print.
 INPLACE = (
@@ -86,6 +86,14 @@ def test_the_fix_request_shows_pandas_advice_once_and_says_nothing_raised() -> N
     assert fix.startswith("The code ran, but pandas warned that a step changed nothing: A value is being set")
     assert fix.count("try using 'df.method({col: value}, inplace=True)'") == 1
     assert "Output printed before the error:\n```\ntotal 7\n```" in fix
-    assert "raised" not in fix.split("\n", 1)[0]
+    assert "raised" not in fix.split("\n", 1)[0] and "do not silence the warning" in fix
     note = restart_note(Attempt(1, 1, ("df['a'].fillna(0, inplace=True)",), tuple(failed)))
     assert "pandas warned that a step changed nothing" in note and "`df['a'].fillna(0, inplace=True)`" in note
+
+
+def test_a_chained_assignment_error_really_raised_is_fixed_as_any_exception() -> None:
+    # Warnings made errors (warnings.simplefilter('error')): pandas raises it, with a traceback.
+    raised = ErrorInfo("ChainedAssignmentError", "A value is being set on a copy", "Traceback ...", lineno=2)
+    fix = fix_request(["df['a'].fillna(0, inplace=True)"], [ExecutionResult(error=raised)], LoopSettings())
+    assert fix.startswith("The code you wrote raised ChainedAssignmentError: A value is being set on a copy")
+    assert NOOP_ENAME != raised.ename
