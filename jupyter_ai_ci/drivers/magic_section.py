@@ -16,7 +16,7 @@ from jupyter_ai_ci.events import ExecutionResult, PURPOSE_LABELS
 from jupyter_ai_ci.text import head_tail, python_blocks
 
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
-LABELS = {**PURPOSE_LABELS, "replayed": "replayed"}
+LABELS: dict[str, str] = {**{str(k): v for k, v in PURPOSE_LABELS.items()}, "replayed": "replayed"}
 # Class names of their own (aici-ask-*): the panel's stylesheet styles jp-aici-* in the same page.
 MUTED = "color:var(--jp-ui-font-color2,#666)"
 ERROR = "color:var(--jp-error-color1,#d32f2f)"

@@ -9,10 +9,12 @@ from typing import Literal, Union
 from jupyter_ai_ci.events.exchange import ErrorInfo, Message
 
 
+Purpose = Literal["first", "fix", "again", "next-step", "answer", "candidate"]
 # What each call is said as, in every driver: the magic's and the terminal's "── model: fixing ──",
 # the cell's progress line, the MCP server's progress (the panel's headings are in widget.tsx).
-PURPOSE_LABELS = {"first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
-                  "answer": "answering from the output", "candidate": "writing another candidate"}
+PURPOSE_LABELS: dict[Purpose, str] = {
+    "first": "writing code", "fix": "fixing", "again": "asked again for code", "next-step": "next step",
+    "answer": "answering from the output", "candidate": "writing another candidate"}
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class CallModel:
     messages: tuple[Message, ...]
     # "answer": in words, from the outputs; "candidate": the request again, for a candidate that
     # must agree with the first (core/consensus.py); "again": a reply in words asked again for code
-    purpose: Literal["first", "fix", "again", "next-step", "answer", "candidate"]
+    purpose: Purpose
     temperature: float | None = None  # None: the endpoint's (see core/loop.py for the exception)
     # Choices to ask for in one request (the prompt paid once): more than 1 only for candidates,
     # where the endpoint takes it (model/client.py); the reply's ``alternatives`` hold the others.

@@ -11,9 +11,8 @@ import time
 from typing import Any
 
 import nbformat
-import pytest
-from labutil import ARTIFACTS, make_notebook, open_notebook, open_panel, saved_notebook, wait_idle
-from test_sidebar import ENDS, ask, prepare, send
+from labutil import ARTIFACTS, make_notebook, open_notebook, saved_notebook, wait_idle
+from test_sidebar import ask, prepare, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
 
@@ -167,51 +166,6 @@ def test_the_conversation_survives_a_reload(page: Any, lab: dict[str, Any], mode
     assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
     assert "prices = [3, 4]" in follow_up[2]["content"]
     assert panel.locator(".jp-aici-usage").inner_text() == "session: 2 model calls · 940 tokens"
-
-
-@pytest.mark.parametrize("frontend", ["lab", "notebook7"])
-def test_stop_while_the_notebook_finds_its_kernel_gives_the_request_back(
-        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
-    # The page's request for the notebook's session is held: the notebook has no kernel yet, as just
-    # after it opens or reloads. The panel waits for it; Stop gives the wait up, and what the
-    # person typed (the box was cleared when it went) comes back to the box, never sent.
-    if frontend == "notebook7":
-        pytest.importorskip("notebook", minversion="7")
-    name = make_notebook(lab, f"late-{frontend}.ipynb", ["x = 5"])
-    model.script(Reply("```python\nprint('total', 2 + 3)\n```"))  # its cells are never run: no x
-    held: list[Any] = []
-    page.route("**/api/sessions*", lambda route: held.append(route) if route.request.method == "POST"
-               else route.continue_())
-    try:
-        if frontend == "lab":
-            page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-            page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-        else:
-            page.goto(f"{lab['url']}/notebooks/{name}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        open_panel(page, frontend)
-        panel = page.locator(PANEL)
-        box = panel.locator(".jp-aici-input")
-        send(page, "sum the prices")
-        panel.locator(".jp-aici-notice", has_text="waiting for the notebook’s kernel").wait_for(timeout=10_000)
-        assert box.input_value() == ""
-        panel.locator(".jp-aici-stop").click()
-        page.wait_for_function("document.querySelector('#jupyter-ai-ci-chat .jp-aici-input').value"
-                               " === 'sum the prices'", timeout=10_000)
-        page.screenshot(path=str(ARTIFACTS / f"panel-stop-while-waiting-for-kernel-{frontend}.png"))
-        assert panel.locator(".jp-aici-notice", has_text="waiting for the notebook").count() == 0
-        assert panel.locator(".jp-aici-user").count() == 0 and model.requests == []
-        assert panel.locator(".jp-aici-send").is_visible()  # not busy: Send again
-    finally:
-        for route in held:  # the notebook gets its kernel now
-            route.continue_()
-        page.unroute("**/api/sessions*")
-    wait_idle(page)
-    # Sent again once the kernel is there, it runs.
-    ended = page.locator(ENDS).count()
-    box.press("Enter")
-    page.wait_for_function(f"document.querySelectorAll({ENDS!r}).length > {ended}", timeout=60_000)
-    assert "Done in 1 attempt" in page.locator(ENDS).last.inner_text(), panel.inner_text()
 
 
 # A 48x32 PNG made without matplotlib (the test environment may not have it).

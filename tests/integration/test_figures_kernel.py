@@ -187,7 +187,6 @@ def test_a_chart_still_wrong_when_the_retries_are_spent_fails_the_request(
     assert f"ChartMismatch: {MISMATCH}" in run.shown
     # Not asked for an order: the same chart is a success in one attempt.
     model_server.script(py(SORTED.format(down=False)))
-    # Right after a cell that failed, a loaded kernel may answer 'aborted' (the oldest versions' CI).
     run = run_cell(kernel, "%%ask\nbar chart of the monthly sales")
     assert run.status == "ok" and len(model_server.requests) == 1
 

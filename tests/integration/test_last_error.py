@@ -141,7 +141,6 @@ def test_an_error_before_load_ext_reaches_the_kernel_request(model_server: Scrip
                             "sales = pd.DataFrame({'region': ['n'], 'revenue': [1.0]})").status == "ok"
         failed = run_cell(kc, FAILING)
         assert failed.status == "error" and failed.reply["content"]["ename"] == "KeyError"
-        # The cell after an error, on a loaded machine, may come back 'aborted' (the oldest versions' CI).
         assert run_cell(kc, "%load_ext jupyter_ai_ci").status == "ok"
         shown = run_cell(kc, "%%ask --show-context\nfix the cell above")
         assert shown.status == "ok", shown.reply

@@ -106,3 +106,12 @@ def test_a_saved_figure_is_said_in_the_words_of_its_description() -> None:
     nb = load_or_create(Path("unused.ipynb"), "python3")
     nb.cells.append(nbformat.v4.new_code_cell("plt.bar(...)", outputs=[nbformat.from_dict(described)]))
     assert "axes 1: bars" in cell_records(nb)[0].output
+
+
+def test_every_kind_of_model_call_has_its_label() -> None:
+    from typing import get_args
+
+    from jupyter_ai_ci.events import PURPOSE_LABELS
+    from jupyter_ai_ci.events.actions import Purpose
+
+    assert set(PURPOSE_LABELS) == set(get_args(Purpose))  # a new purpose without one would raise KeyError

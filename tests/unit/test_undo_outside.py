@@ -351,5 +351,9 @@ def test_each_ignored_place_is_listed_once(monkeypatch: pytest.MonkeyPatch) -> N
     from jupyter_ai_ci.safety import filejournal
 
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # then it is ~/.cache, listed already
-    places = filejournal._ignored()
+    filejournal._ignored.cache_clear()  # not what an earlier test's environment made
+    try:
+        places = filejournal._ignored()
+    finally:
+        filejournal._ignored.cache_clear()
     assert len(places) == len(set(places)) and os.path.realpath(os.path.expanduser("~/.cache")) in places
