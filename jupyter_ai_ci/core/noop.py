@@ -56,8 +56,11 @@ def _ours(output: str, code: Sequence[str]) -> tuple[str, str] | None:
     """The first warning about a line of ``code`` itself.  One raised inside a library (its own
     chained assignment, which the model's code cannot change), or naming no line, is not the
     attempt's doing: failing the attempt for it would spend the retries on code that is right."""
+    found = warned(output)
+    if not found:  # every attempt's output is read: the code's lines only when pandas warned
+        return None
     lines = {line.strip() for block in code for line in block.splitlines() if line.strip()}
-    return next(((printed, line) for printed, line in warned(output) if line and line in lines), None)
+    return next(((printed, line) for printed, line in found if line and line in lines), None)
 
 
 def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> ErrorInfo | None:
