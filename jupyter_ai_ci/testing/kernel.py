@@ -97,17 +97,22 @@ class KernelSession:
             run.ename, run.evalue = reply["content"]["ename"], reply["content"]["evalue"]
         return run
 
-    def value(self, expression: str, timeout: float = 30) -> str:
-        """The repr of ``expression`` in the kernel, via user_expressions."""
+    def expressions(self, expressions: dict[str, str], timeout: float = 30,
+                    silent: bool = False) -> dict[str, Any]:
+        """The kernel's ``user_expressions`` answers to ``expressions`` (an empty execute)."""
         for _ in range(20):
-            reply = self.kc.execute_interactive("", timeout=timeout,
-                                                user_expressions={"v": expression})
+            reply = self.kc.execute_interactive("", timeout=timeout, silent=silent,
+                                                user_expressions=expressions)
             # ipykernel 6 aborts requests that arrive while it is still aborting the queue
             # after a failed cell (stop_on_error): ask again, it is over in moments.
             if reply["content"]["status"] != "aborted":
                 break
             time.sleep(0.1)
-        result = reply["content"]["user_expressions"]["v"]
+        return dict(reply["content"]["user_expressions"])
+
+    def value(self, expression: str, timeout: float = 30) -> str:
+        """The repr of ``expression`` in the kernel, via user_expressions."""
+        result = self.expressions({"v": expression}, timeout)["v"]
         if result["status"] != "ok":
             return f"<{result['ename']}: {result['evalue']}>"
         return str(result["data"]["text/plain"])

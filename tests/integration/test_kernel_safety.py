@@ -273,13 +273,7 @@ def test_transactions_driven_from_outside_the_kernel(kernel: KernelSession) -> N
     from jupyter_ai_ci.safety.remote import expression, parse
 
     def call(op: str, code: tuple[str, ...] = ()) -> TransactionReport:
-        for _ in range(20):  # right after the failed cell, a loaded kernel may answer 'aborted': it never ran
-            reply = kernel.kc.execute_interactive("", timeout=30, silent=True,
-                                                  user_expressions={"tx": expression(op, code)})
-            if reply["content"]["status"] != "aborted":
-                break
-            time.sleep(0.1)
-        return parse(reply["content"]["user_expressions"]["tx"])
+        return parse(kernel.expressions({"tx": expression(op, code)}, silent=True)["tx"])
 
     kernel.run("remote_rows = [1, 2]\nremote_df = pd.DataFrame({'x': [1]})")
     code = ("remote_rows.append(3)\nremote_df['x'] += 1\nremote_new = 1\n1/0",)
