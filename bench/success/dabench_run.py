@@ -116,6 +116,9 @@ class DabenchWorker(Worker):
         answers: dict[int, Answered] = {}
         for index in order:
             way = ways[index]
+            # The log says which way asked each call.
+            if self.model is not None and isinstance(self.model[1], RecordingClient):
+                self.model[1].task = f"dabench-{question.id}:{way.__name__}"
             await self._fresh(question)
             await self.chill()
             started = time.perf_counter()
@@ -183,8 +186,6 @@ async def run_dabench(questions: Sequence[Question], data: Path, config: BenchCo
     shared = (config.endpoint, RecordingClient(client, config.log) if config.log else client)
 
     async def call(worker: DabenchWorker, question: Question) -> QuestionRun:
-        if isinstance(shared[1], RecordingClient):
-            shared[1].task = f"dabench-{question.id}"
         return await worker.question(question)
 
     return await run_pool(questions, config.jobs, shared, lambda: DabenchWorker(config, data, answer, candidates),

@@ -152,8 +152,11 @@ class RecordingClient:
 
     async def acomplete(self, messages: Sequence[Message], on_text: TextCallback | None = None,
                         temperature: float | None = None, n: int = 1) -> ModelReply:
+        started = time.perf_counter()
         reply = await self.inner.acomplete(messages, on_text, temperature, n=n)
-        record = {"task": self.task, "messages": [m.as_dict() for m in messages], "reply": reply.text,
+        # Each call's own seconds: what one call costs (the answer in words, a candidate) is read from the log.
+        record = {"task": self.task, "seconds": round(time.perf_counter() - started, 3),
+                  "messages": [m.as_dict() for m in messages], "reply": reply.text,
                   "alternatives": list(reply.alternatives), "temperature": temperature, "n": n,
                   "usage": [reply.usage.prompt_tokens, reply.usage.completion_tokens]}
         with self.path.open("a", encoding="utf-8") as f:
