@@ -20,6 +20,11 @@ The rule, kept simple so a user can predict it (docs/guide.md):
 
 The model may already have ended in prose after seeing the output (``--steps``
 above 1); then that prose is the answer and nothing more is asked.
+
+Nor is it asked when the output already states the answer in the form the request asks for:
+fields to fill in, ``@name[value]`` (InfiAgent-DABench's form, and an agent's way to get values it
+can parse), each one printed with a value.  The model would only say those lines again, and on a
+CPU that call is seconds of reading and writing (#37: "no model call the answer does not need").
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ AnswerMode = Literal["auto", "always", "never"]
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
 # A fenced block, closed by the same fence or left open at the end (a reply cut short).
+# A field to fill in: ``@mean_fare[...]`` in the request, ``@mean_fare[34.65]`` in the output.
+_FIELD = re.compile(r"@(\w+)\[([^\]\n]*)\]")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[`~]*[ \t]*$|\Z)", re.M | re.S)
 
 
@@ -63,6 +70,27 @@ def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResu
     if mode == "never" or not showed_text(results, sees):
         return False
     return mode == "always" or is_question(request)
+
+
+def stated(request: str, results: Sequence[ExecutionResult]) -> str:
+    """The output's lines that fill in every ``@name[value]`` field the request asks for, in the
+    request's order (a name printed twice: its last line); "" when the request has no such field,
+    or one is not printed with a value of its own (not the request's placeholder, not empty)."""
+    asked = _FIELD.findall(request)
+    if not asked:
+        return ""
+    placeholders = {value.strip() for _, value in asked}
+    found: dict[str, str] = {}
+    for r in results:
+        for text in (r.output, r.result or ""):
+            for line in text.splitlines():
+                for name, value in _FIELD.findall(line):
+                    if value.strip() and value.strip() not in placeholders:
+                        found[name] = line.strip()
+    names = dict.fromkeys(name for name, _ in asked)
+    if any(name not in found for name in names):
+        return ""
+    return "\n".join(dict.fromkeys(found[name] for name in names))
 
 
 def prose(reply: str) -> str:

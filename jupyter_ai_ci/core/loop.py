@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
-from jupyter_ai_ci.core.answer import prose, wants_answer
+from jupyter_ai_ci.core.answer import prose, stated, wants_answer
 from jupyter_ai_ci.core.attempt import install, run_attempt
 from jupyter_ai_ci.core.chartcheck import chart_error
 from jupyter_ai_ci.core.consensus import sureness, vote
@@ -282,6 +282,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
     settings = seeing(settings)
     if not wants_answer(settings.answer, request, step_results, settings.vision or bool(settings.ask_vision)):
         return outcome("success")
+    if said := stated(request, step_results):
+        return grounded(said)  # the output already says it in the form asked: no call to say it again
     # One more call: the model has written code, not read its output; now it answers from it.
     output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
     answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_ai_ci.core import prompts
-from jupyter_ai_ci.core.answer import is_question, prose, wants_answer
+from jupyter_ai_ci.core.answer import is_question, prose, stated, wants_answer
 from jupyter_ai_ci.core.loop import LoopSettings, agent_loop
 from jupyter_ai_ci.drivers.magic_view import RunView
 from jupyter_ai_ci.events import Attempt, CallModel, ErrorInfo, ExecutionResult, Notice, Outcome, Usage
@@ -50,6 +50,39 @@ def test_the_rule_needs_text_output_and_honours_the_mode() -> None:
     photo = ExecutionResult(displays=("image/png",), figures=("an image 640×480 px, not a chart",))
     assert not wants_answer("auto", "what does it show?", [photo])
     assert wants_answer("auto", "what does it show?", [photo], sees=True)
+
+
+FORM = "Answer format: @mean_fare[mean_fare_value], @survived[count]"
+
+
+@pytest.mark.parametrize(("printed", "said"), [
+    ("mean 34.6\n@mean_fare[34.65]\n@survived[342]\n", "@mean_fare[34.65]\n@survived[342]"),
+    ("@survived[342], @mean_fare[34.65]\n", "@survived[342], @mean_fare[34.65]"),  # one line holds both
+    ("@mean_fare[30.1]\n@mean_fare[34.65] @survived[342]\n", "@mean_fare[34.65] @survived[342]"),  # the last
+    ("@mean_fare[34.65]\n", ""),  # a field left out: the model says the rest
+    ("@mean_fare[mean_fare_value]\n@survived[342]\n", ""),  # the request's placeholder echoed
+    ("@mean_fare[]\n@survived[342]\n", ""),  # empty
+    ("34.65 342\n", ""),
+])
+def test_the_output_states_the_answer_when_it_fills_in_every_field_asked(printed: str, said: str) -> None:
+    assert stated(f"What is the mean fare?\n{FORM}", [ExecutionResult(output=printed)]) == said
+
+
+def test_no_field_asked_is_never_stated_and_a_value_counts_too() -> None:
+    assert stated("What is the mean fare?", [ExecutionResult(output="@mean_fare[34.65]\n")]) == ""
+    assert stated("Give @n[rows]", [ExecutionResult(result="'@n[891]'")]) == "'@n[891]'"
+
+
+def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> None:
+    model = ScriptedClient([code("print(t)"), "never asked"])
+
+    class Fields:
+        def execute(self, code: str) -> ExecutionResult:
+            return ExecutionResult(output="@top[north]\n")
+
+    outcome = drive(agent_loop("Give the top region as @top[region]", "ctx", LoopSettings(answer="always")),
+                    model, Fields())  # type: ignore[arg-type]
+    assert outcome.status == "success" and outcome.answer == "@top[north]" and outcome.requests == 1
 
 
 def test_prose_drops_code() -> None:

@@ -45,6 +45,7 @@ class Seen:
     approvals: list[dict[str, Any]] = field(default_factory=list)  # what the panel was asked to approve
     executes: list[dict[str, Any]] = field(default_factory=list)  # the panel's execute messages (cell metadata)
     told: str = ""  # what the person was shown on the way: the cell's text, the panel's notices, the terminal
+    answer: str = ""  # the panel's and the MCP tool's answer in words (the others print it: message or told)
 
     def texts(self) -> list[str]:
         return ["\n".join(str(m["content"]) for m in r["messages"]) for r in self.requests]
@@ -196,7 +197,7 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
     use = msg.get("session", {})
     usage = (use.get("requests", 0), use.get("prompt", 0), use.get("completion", 0))
     return Seen("sidebar", msg["status"], msg["message"], usage, records(folder), list(server.requests), names,
-                last, approvals, executes, told="\n".join(notices))
+                last, approvals, executes, told="\n".join(notices), answer=str(msg.get("answer") or ""))
 
 
 def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str, replies: list[Reply],
@@ -248,4 +249,4 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
     usage = (data.get("requests", 0), data.get("prompt_tokens", 0), data.get("completion_tokens", 0))
     names, last = _probed((shown.structured_content or {}).get("outputs", ""))
     return Seen("mcp", status, asked.content[0].text, usage, records(folder), list(server.requests), names, last,
-                told="\n".join(heard))
+                told="\n".join(heard), answer=str(data.get("answer") or ""))

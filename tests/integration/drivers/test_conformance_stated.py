@@ -1,0 +1,50 @@
+"""An answer the output already states in the form asked (``@name[value]`` fields, core/answer.py,
+issue #37): no model call to say it again, in every driver; the output's lines are the answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+from .test_conformance import SETUP, TOKENS, every_driver, py
+
+ASKED = ("What is the mean price of sales?\n\nAnswer format: @mean_price[mean_price_value], rounded to two "
+         "decimals.")
+
+
+async def test_fields_the_output_fills_in_are_the_answer_with_no_more_calls_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # The reply in words is scripted too: a driver that asked for it would be told it, and fail below.
+    code = ("mean_price = round(sales['price'].mean(), 2)\nprint('mean:', mean_price)\n"
+            "print(f'@mean_price[{mean_price}]')")
+    replies = [py(code), py("print('@mean_price[1.0]')")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, ASKED, replies, probe=("mean_price",), mcp=True)
+    assert [s.driver for s in seen] == ["magic", "sidebar", "cli", "mcp"]
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert len(s.requests) == 1, s.driver  # the code; the answer is its output's line
+        assert s.usage == (1, *TOKENS), s.driver
+        [record] = s.records  # replayed, the output states it again: no call then either
+        assert record["replies"] == [f"```python\n{code}\n```", "@mean_price[2.67]"], s.driver
+        assert record["requests"] == 1, s.driver
+        shown = s.message + s.told + s.answer
+        assert "@mean_price[2.67]" in shown and "@mean_price[1.0]" not in shown, (s.driver, shown)
+
+
+async def test_a_field_the_output_leaves_out_is_answered_in_words_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # Two fields asked, one printed (and the other's placeholder echoed): the model says the rest.
+    asked = "What are the mean and max price of sales?\n\nAnswer format: @mean_price[value], @max_price[value]"
+    replies = [py("print('@mean_price[2.67]')\nprint('@max_price[value]')"),
+               Reply("@mean_price[2.67], @max_price[4.0]", tokens=TOKENS, require="@max_price[value]")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, asked, replies)
+    for s in seen:
+        assert s.status == "success", (s.driver, s.message)
+        assert len(s.requests) == 2, s.driver  # the code, then the answer in words
+        assert s.records[0]["replies"][-1].startswith("@mean_price[2.67], @max_price[4.0]"), s.driver
