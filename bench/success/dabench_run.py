@@ -68,6 +68,7 @@ class Answered:
     first_seconds: float = 0.0  # when its first result was shown (harness.FirstResult); 0: at the end
     unspent: int = 0  # harness.unspent: retries a failed run left though the model never said it cannot
     declined: bool = False  # the run ended because the model said it cannot
+    outputs: str = ""  # loop: what its cells showed, without the answer in words
 
     @property
     def right(self) -> bool:
@@ -166,7 +167,8 @@ class DabenchWorker(Worker):
                         round(timings.model, 3),
                         error=last.one_line() if last and outcome.status != "success" else "",
                         agreement=sure, first_seconds=round((first.at or time.perf_counter()) - started, 3),
-                        unspent=unspent(outcome), declined=outcome.declined)
+                        unspent=unspent(outcome), declined=outcome.declined,
+                        outputs="\n".join(_shown(c.result) for c in outcome.cells))
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None
