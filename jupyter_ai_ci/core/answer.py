@@ -93,6 +93,11 @@ def stated(request: str, results: Sequence[ExecutionResult]) -> str:
     return "\n".join(dict.fromkeys(found[name] for name in names))
 
 
+def to_say(mode: AnswerMode, request: str, results: Sequence[ExecutionResult], sees: bool = False) -> bool:
+    """An answer in words is to be asked of the model: wanted, and not stated by the output."""
+    return wants_answer(mode, request, results, sees) and not stated(request, results)
+
+
 def prose(reply: str) -> str:
     """The reply without its fenced code: an answer in words runs nothing."""
     return re.sub(r"\n{3,}", "\n\n", _FENCED.sub("", reply)).strip()

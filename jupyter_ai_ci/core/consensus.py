@@ -11,20 +11,19 @@ with the outcome, for "use this one".
 
 A candidate that gives no code, raises or is refused is not counted (the first had the retries);
 nor is one whose code would need the person's approval.  Each starts from the request's state: the
-one before is rolled back -- its names, the process (environment, ``sys.path``, patched modules and
-builtins) and its files in the working folder -- so a file a candidate writes is written once, by
-the winner.  Code with effects a rollback cannot undo (network, processes, files outside the
-folder or over the cap: by the scan, or as the transaction saw them) runs once: one candidate,
-said so.  So does a result with nothing to compare (a figure, no output).
+one before is rolled back (names, process state, files in the working folder), so a file a
+candidate writes is written once, by the winner.  Code with effects a rollback cannot undo
+(network, processes, files outside the folder or over the cap: by the scan, or as the transaction
+saw them) runs once: one candidate, said so.  So does a result with nothing to compare (a figure).
 
 The candidate in the kernel stays held while the model writes the next one (on a CPU the long part
-of the check) and is rolled back when the reply is in, so a Stop then (the driver throws
-``KeyboardInterrupt`` in at the call) ends the check, not the request: the result shown is kept,
-not run again, and said to be not checked.  A Stop while a candidate's code runs, or any other
-exception at the call, rolls back what is held and stops the request.
+of the check) and is rolled back when the reply is in, so a Stop then (``KeyboardInterrupt`` at the
+call) ends the check, not the request: the result shown is kept, not run again, not checked.  A
+Stop while a candidate's code runs, or any other exception at the call, rolls back what is held
+and stops the request.
 
-The candidates are asked for in one request, ``n`` of them, where the endpoint takes ``n``; where it
-does not (llama.cpp, Ollama), the vote asks again for the rest, sharing the prompt's cached prefix.
+The others are asked in one request (``n``) where the endpoint takes it, else one by one (cached
+prefix); the answer in words is asked before them (core/loop.py).
 """
 
 from __future__ import annotations
@@ -126,9 +125,9 @@ def _groups(ran: Sequence[_Ran], applied: _Ran) -> tuple[Group, ...]:
 
 
 def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, approved: set[tuple[str, ...]],
-         imports: Sequence[str], over_budget: Callable[[], str]) -> Generator[Action, Any, Vote]:
-    """``first``: the held attempt that worked; ``request``: the conversation up to the request,
-    which each candidate is asked anew.  Returns with the winner committed."""
+         imports: Sequence[str], over_budget: Callable[[], str], stopped: bool = False) -> Generator[Action, Any, Vote]:
+    """``first``: the held attempt that worked; ``request``: what each candidate is asked anew;
+    ``stopped``: a Stop came before (core/loop.py), no other is asked.  Returns with the winner committed."""
     k, step = settings.candidates, first.step
     out = Vote(first, Consensus(k))
     # What the scan says cannot be undone, else what the transaction saw it could not undo as the
@@ -146,6 +145,10 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
             "policy 'ask': every run needs your approval" if asks_always else f"its code took {took:.1f} s"
         out.consensus = Consensus(k, (Group(shown, (1,), first.code),), note=note)
         return out
+    if stopped:
+        out.stopped = True
+        yield Notice("candidate", _stopped_line(ran, ran), step=step)
+        return (yield from _apply(out, ran, ran[0], 0, settings, approved))
     yield Notice("candidate", f"candidate 1 of {k}: {shown} — checking…", attempt=first.number, step=step)
     held = [ran[0]]  # the candidate in the kernel, until the next one is about to run (the docstring)
     failed = 0
@@ -209,10 +212,9 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
     no budget to check); when there are none, every candidate still wanted is asked for in one
     request (``n``: the prompt paid once where the endpoint takes it), and the reply's other
     choices wait here.  ``held``: the candidate in the kernel, rolled back once this one's reply
-    is in (it stays while the model is asked).  A candidate that raises is fixed as the first
-    step's attempts are: a missing conventional import is added with no model call, anything else
-    is asked anew with the error in words (``fix_from_start``'s way: a small model shown its
-    failed code sends it back), bounded by the retries.  Each try is an attempt of its own."""
+    is in (it stays while the model is asked).  One that raises is fixed as the first step's
+    attempts are (an import added with no call, else asked anew with the error in words, within
+    the retries).  Each try is an attempt of its own."""
     k, step, note, fixes = settings.candidates, first.step, "", 0
     while True:
         if waiting and not note:

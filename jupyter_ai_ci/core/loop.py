@@ -6,9 +6,8 @@
 it and sends back the result (a ``ModelReply``, an ``ExecutionResult``, an
 ``Approval``, a ``TransactionReport``, or ``None``).  Policy -- syntax check,
 risk scan, approval, budgets -- is decided here, so every driver obeys it.  When the
-run ends the generator returns an ``Outcome``.  The same loop serves the
-magic (driven synchronously), the server and the command line (driven with
-asyncio), and the unit tests (driven by a list of canned results).
+run ends the generator returns an ``Outcome``.  The same loop serves every driver (the magic
+synchronously; the server, the command line and MCP with asyncio) and the unit tests.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
-from jupyter_ai_ci.core.answer import prose, stated, wants_answer
+from jupyter_ai_ci.core.answer import is_question, prose, stated, to_say
 from jupyter_ai_ci.core.attempt import install, run_attempt
 from jupyter_ai_ci.core.chartcheck import chart_error
 from jupyter_ai_ci.core.consensus import sureness, vote
@@ -26,17 +25,16 @@ from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, res
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
 from jupyter_ai_ci.core.nocode import no_code
-from jupyter_ai_ci.core.pictures import IMAGE_TOKENS, allowed, seeing
+from jupyter_ai_ci.core.pictures import allowed, seeing
 from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.core.steps import next_step
+from jupyter_ai_ci.core.usage import over_budget as budget_problem
 from jupyter_ai_ci.events import (
-    NO_ANSWER, Action, Attempt, CallModel, Cell, Consensus, ErrorInfo, ExecutionResult, KernelNames, LoopGen,
+    NO_ANSWER, STOPPED, Action, Attempt, CallModel, Cell, Consensus, ErrorInfo, ExecutionResult, LoopGen,
     Message, ModelReply, Notice, Outcome, Usage,
 )
-from jupyter_ai_ci.safety import policy
-from jupyter_ai_ci.safety.kernelnames import bound_by
 from jupyter_ai_ci.safety.missing import missing_module
 from jupyter_ai_ci.text import extract_code_blocks, head_tail, python_blocks
-from jupyter_ai_ci.tokens import estimate_usage
 
 
 def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequence[Message] = ()) -> LoopGen:
@@ -53,6 +51,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
     approved: set[tuple[str, ...]] = set()
     installed: set[str] = set()
     fixes = 0  # the retries spent in this step: each fix asked for, and each reply asked again for code
+    # The answer in words asked before the check, and the output it was said from (see below).
+    early: tuple[ModelReply | None, tuple[ExecutionResult, ...]] | None = None
 
     def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "",
                 unanswered: bool = False, unchecked: tuple[str, ...] = (), declined: bool = False) -> Outcome:
@@ -73,11 +73,13 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             declined=declined,
         )
 
-    def grounded(answer: str) -> Outcome:
-        """Success, with the answer's numbers that no output showed flagged under it."""
+    def grounded(answer: str, also: Sequence[ExecutionResult] = ()) -> Outcome:
+        """Success, with the answer's numbers that no output showed flagged under it (``also``: the
+        output the answer was said from, when the cells kept are another candidate's)."""
         # The earlier messages too: a follow-up's context holds only what changed (context/since.py).
+        results = [*(c.result for c in cells), *also]
         shown = [request, context, *(m.content for m in history if m.role == "user"),
-                 *(c.result.output for c in cells), *(c.result.result or "" for c in cells)]
+                 *(r.output for r in results), *(r.result or "" for r in results)]
         unchecked = unsupported_numbers(answer, shown)
         answer = flagged(answer, unchecked)
         if consensus is not None and not consensus.sure:  # the words say it as the status line does
@@ -85,15 +87,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         return outcome("success", answer=answer, unchecked=unchecked)
 
     def over_budget() -> str:
-        if not settings.token_budget:
-            return ""
-        need = usage.total + sum(estimate_usage(m.content) + IMAGE_TOKENS * len(m.images) for m in messages)
-        if need <= settings.token_budget:
-            return ""
-        # A newcomer read "0 tokens spent, … the budget is 94" of a session's 900: say which budget.
-        budget = settings.budget_words or f"the budget is {settings.token_budget}"
-        return (f"token budget reached: the next model call needs about {need - usage.total} tokens, "
-                f"{usage.total} are spent on this request, and {budget}")
+        return budget_problem(settings, usage, messages)
 
     def shown(text: str, results: Sequence[ExecutionResult]) -> Generator[Action, Any, Message]:
         """A message about ``results``, with their pictures where allowed (only the newest keeps any)."""
@@ -105,9 +99,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
 
     def ask(text: str, purpose: Literal["fix", "again", "answer"] = "fix", temperature: float | None = None,
             restart: bool = False, results: Sequence[ExecutionResult] = ()) -> Generator[Action, Any, ModelReply | str]:
-        """``text`` goes to the model as the next user message, its reply comes back; or, with
-        nothing sent, why not: the request would go over the token budget (the unsent message is
-        dropped too: the conversation kept for the next request holds only what was sent).
+        """``text`` goes to the model as the next user message, its reply comes back; or, with nothing
+        sent, why not: over the token budget (the unsent message is dropped from the conversation).
         ``restart``: the conversation goes back to the request, ``text`` added to it."""
         nonlocal requests, usage
         before = list(messages)
@@ -125,6 +118,27 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         usage += sent.usage
         messages.append(Message("assistant", sent.text))
         return sent  # type: ignore[no-any-return]
+
+    def answer_from(results: Sequence[ExecutionResult]) -> Generator[Action, Any, ModelReply | None]:
+        """The answer in words from ``results``' output; None: over the budget.  One that failed or
+        was stopped (``NO_ANSWER``, ``STOPPED``) is neither counted nor kept."""
+        nonlocal requests
+        output = "\n".join(describe_result(r, settings.max_output_chars) for r in results)
+        reply = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer",
+                               results=results)
+        if isinstance(reply, str):
+            return None  # the cells stand; an answer is not worth going over the budget
+        if reply.finish_reason in (NO_ANSWER, STOPPED):  # the driver said why
+            requests -= 1
+            del messages[-2:]
+        return reply
+
+    def answered(reply: ModelReply | None, also: Sequence[ExecutionResult] = ()) -> Outcome:
+        if reply is None:
+            return outcome("success")
+        if reply.finish_reason in (NO_ANSWER, STOPPED):
+            return outcome("success", unanswered=True)
+        return grounded(prose(reply.text), also)
 
     for step in range(1, settings.steps + 1):
         purpose: Literal["first", "next-step"] = "first" if step == 1 else "next-step"
@@ -174,10 +188,9 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             key = code_key(code) if previous is not None else None  # once per attempt, when needed
             if not again and previous is not None and key in failed_code:
                 # The fix is code that already failed: in the same state it fails the same way, so it
-                # is not run.  The model is asked again, until the retries are spent.  In the
-                # first step the request is asked anew from the start, the failure said in words: a
-                # small model copies the code its own earlier replies hold (asked in the conversation,
-                # it sent the same code back more often).  Later steps need the conversation's results.
+                # is not run; the model is asked again.  In the first step the request is asked anew,
+                # the failure in words: a small model copies the code its own earlier replies hold (in
+                # the conversation it sent the same code back more often).  Later steps need the results.
                 # The first time is free; each time after is one of the retries, so the run ends with
                 # them spent, not left (#37), and says why (``early_stop``).
                 if repeated:
@@ -206,13 +219,24 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 return outcome("refused", reason=attempt)
             attempts.append(attempt)
             if attempt.ok and voting:
-                chosen = yield from vote(attempt, anew, settings, approved, imports, over_budget)
+                settings = seeing(settings)
+                if settings.steps == 1 and to_say(settings.answer, request, attempt.results, settings.sees):
+                    # The answer before the check, so that it comes when the result does (on a CPU the
+                    # check is the long part) and is read from the cache, which holds this reply; a Stop
+                    # while it is written stops the check too.
+                    early = ((yield from answer_from(attempt.results)), attempt.results)
+                stop = early is not None and early[0] is not None and early[0].finish_reason == STOPPED
+                chosen = yield from vote(attempt, anew, settings, approved, imports, over_budget, stop)
                 attempts.extend(chosen.attempts)
                 usage += chosen.usage
                 requests += chosen.requests
                 consensus = chosen.consensus
                 if chosen.winner is None:  # the winner, run again to apply it, failed this time
                     return outcome("failed")
+                if early is not None and 1 not in consensus.groups[0].candidates:
+                    if early[0] is not None and early[0].finish_reason not in (NO_ANSWER, STOPPED):
+                        del messages[-2:]  # said of a result the vote did not keep: asked of the winner's
+                    early = None
                 attempt, code = chosen.winner, list(chosen.winner.code)
             if attempt.ok:
                 cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
@@ -260,38 +284,17 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 return outcome("over-budget", reason=fixed)
             reply = fixed
 
+        if early is not None:
+            return answered(*early)
         if consensus is not None and consensus.stopped:
             return outcome("success")  # a Stop: what ran is kept, and nothing more is asked
         if step < settings.steps:
-            # What this step's code bound (``from subprocess import run``, by any means) is asked of
-            # the kernel, and read from the code too (a driver that cannot ask), so that the next
-            # step's ``run(...)`` is a process.
-            live = yield KernelNames(step)
-            trees, _ = policy.parse_blocks(code)
-            named = bound_by(trees, settings.policy.bindings)
-            if isinstance(live, tuple):  # the kernel's word wins over the reading of the code
-                named = tuple({**dict(named), **dict(live)}.items())
-            settings = replace(settings, policy=replace(settings.policy, bindings=named))
-            output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-            messages.append((yield from shown(prompts.NEXT_STEP.format(
-                output=head_tail(output, settings.max_output_chars),
-                step=step + 1,
-                steps=settings.steps,
-            ), step_results)))
+            settings, asked = yield from next_step(code, step_results, step, settings)
+            messages.append((yield from shown(asked, step_results)))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
     settings = seeing(settings)
-    if not wants_answer(settings.answer, request, step_results, settings.vision or bool(settings.ask_vision)):
-        return outcome("success")
-    if said := stated(request, step_results):
-        return grounded(said)  # the output already says it in the form asked: no call to say it again
-    # One more call: the model has written code, not read its output; now it answers from it.
-    output = "\n".join(describe_result(r, settings.max_output_chars) for r in step_results)
-    answer = yield from ask(prompts.ANSWER.format(output=head_tail(output, settings.max_output_chars)), "answer",
-                            results=step_results)
-    if isinstance(answer, str):
-        return outcome("success")  # the cells stand; an answer is not worth going over the budget
-    if answer.finish_reason == NO_ANSWER:  # the endpoint failed: the cells stand, the call is not counted
-        requests -= 1
-        del messages[-2:]
-        return outcome("success", unanswered=True)
-    return grounded(prose(answer.text))
+    if to_say(settings.answer, request, step_results, settings.sees):
+        # One more call: the model has written code, not read its output; now it answers from it.
+        return answered((yield from answer_from(step_results)))
+    said = stated(request, step_results)  # the output says it in the form asked: no call to say it again
+    return grounded(said) if said and (settings.answer == "always" or is_question(request)) else outcome("success")

@@ -50,3 +50,8 @@ class LoopSettings:
     # ``vision`` and ``ask_vision`` asked again at the first figure (core/pictures.py): by then the
     # first request has read the endpoint's model list, which may say what the model takes.
     figures: Callable[[], tuple[bool, str]] | None = field(default=None, compare=False)
+
+    @property
+    def sees(self) -> bool:
+        """The model may be shown pictures (or will be asked whether it may)."""
+        return self.vision or bool(self.ask_vision)

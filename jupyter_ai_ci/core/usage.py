@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from jupyter_ai_ci.events import Consensus, Outcome
+from jupyter_ai_ci.core.pictures import IMAGE_TOKENS
+from jupyter_ai_ci.core.settings import LoopSettings
+from jupyter_ai_ci.events import Consensus, Message, Outcome, Usage
+from jupyter_ai_ci.tokens import estimate_usage
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,17 @@ def render(log: UsageLog, prices: Mapping[str, Sequence[float]]) -> str:
     if not prices:
         lines.append("(set %config AICISettings.prices = {'model': [usd_per_1M_in, usd_per_1M_out]} for costs)")
     return "\n".join(lines)
+
+
+def over_budget(settings: LoopSettings, spent: Usage, messages: Sequence[Message]) -> str:
+    """Why the next model call, carrying ``messages``, would go over the request's token budget
+    ("" when it would not, or there is none)."""
+    if not settings.token_budget:
+        return ""
+    need = spent.total + sum(estimate_usage(m.content) + IMAGE_TOKENS * len(m.images) for m in messages)
+    if need <= settings.token_budget:
+        return ""
+    # A newcomer read "0 tokens spent, … the budget is 94" of a session's 900: say which budget.
+    budget = settings.budget_words or f"the budget is {settings.token_budget}"
+    return (f"token budget reached: the next model call needs about {need - spent.total} tokens, "
+            f"{spent.total} are spent on this request, and {budget}")

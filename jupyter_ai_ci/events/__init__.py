@@ -14,7 +14,9 @@ from jupyter_ai_ci.events.actions import (
     Action, Approval, AskApproval, CallModel, Checkpoint, Commit, Execute, FailureNotes, Hold, ImportSource,
     Inspect, Install, KernelNames, Notice, PURPOSE_LABELS, Rollback, TransactionReport,
 )
-from jupyter_ai_ci.events.exchange import CellRecord, ErrorInfo, ExecutionResult, Message, ModelReply, NO_ANSWER, Usage
+from jupyter_ai_ci.events.exchange import (
+    NO_ANSWER, STOPPED, CellRecord, ErrorInfo, ExecutionResult, Message, ModelReply, Usage,
+)
 from jupyter_ai_ci.events.outcome import Attempt, Cell, Consensus, Group, LoopGen, Outcome
 
 __all__ = [
@@ -22,5 +24,5 @@ __all__ = [
     "Consensus", "ErrorInfo", "Execute", "ExecutionResult", "FailureNotes", "Group", "Hold", "ImportSource",
     "Inspect", "Install", "KernelNames", "LoopGen", "Message", "ModelReply", "NO_ANSWER", "Notice", "Outcome",
     "PURPOSE_LABELS",
-    "Rollback", "TransactionReport", "Usage",
+    "Rollback", "STOPPED", "TransactionReport", "Usage",
 ]

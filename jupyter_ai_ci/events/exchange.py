@@ -44,6 +44,9 @@ class Usage:
 # ``ModelReply.finish_reason`` of an answer in words the model could not give (an endpoint
 # error, run/drive.py): the loop ends the run done without it.
 NO_ANSWER = "no-answer"
+# ... and of one the person stopped (a Stop, Ctrl-C): the same, and the check it came before
+# (core/consensus.py) is not asked for either.
+STOPPED = "stopped"
 
 
 @dataclass(frozen=True)

@@ -128,18 +128,18 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
-                failed, thrown = "", None
+                failed, stopped, thrown = "", False, None
                 try:
                     result = model.complete(action.messages, book.text, action.temperature, n=action.n)
                 except BaseException as error:  # noqa: BLE001 - each goes back into the loop, or ends the answer
-                    failed, thrown = _no_answer(action.purpose, error)
+                    failed, stopped, thrown = _no_answer(action.purpose, error)
                 finally:
                     book.model_done()
                 if thrown is not None:  # the loop undoes what it holds; Ctrl-C ends a check (core/consensus.py)
                     action = loop.throw(thrown)
                     continue
                 if failed:  # said once the call is over, as any other notice
-                    result = book.no_answer(failed, action.purpose)
+                    result = book.no_answer(failed, action.purpose, stopped=stopped)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:
@@ -166,15 +166,17 @@ def drive(loop: LoopGen, model: ModelClient, executor: Executor,
         book.close()
 
 
-def _no_answer(purpose: str, error: BaseException) -> tuple[str, BaseException | None]:
-    """What a model call that raised comes to: ("why", None) when the run goes on without its reply
-    (an answer in words that failed or was stopped: the work stands; a failed call for another
-    candidate: the vote goes on with those in), else ("", the exception to throw into the loop)."""
+def _no_answer(purpose: str, error: BaseException) -> tuple[str, bool, BaseException | None]:
+    """What a model call that raised comes to: ("why", stopped, None) when the run goes on without
+    its reply (an answer in words that failed or was stopped: the work stands; a failed call for
+    another candidate: the vote goes on with those in), else ("", False, the exception to throw
+    into the loop)."""
     if purpose == "answer" and isinstance(error, (ModelError, KeyboardInterrupt)):
-        return (str(error) if isinstance(error, ModelError) else "stopped"), None
+        stopped = isinstance(error, KeyboardInterrupt)
+        return ("stopped" if stopped else str(error)), stopped, None
     if purpose == "candidate" and isinstance(error, ModelError):
-        return str(error), None
-    return "", error
+        return str(error), False, None
+    return "", False, error
 
 
 def _uncancel() -> None:
@@ -202,7 +204,7 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
             result: Any = None
             if isinstance(action, CallModel):
                 book.begin(action)
-                failed, thrown = "", None
+                failed, stopped, thrown = "", False, None
                 try:
                     result = await model.acomplete(action.messages, book.text, action.temperature, n=action.n)
                 except BaseException as error:  # noqa: BLE001 - each goes back into the loop, or ends the answer
@@ -210,14 +212,14 @@ async def adrive(loop: LoopGen, model: AsyncModelClient, executor: AsyncExecutor
                         stop = error  # raised again if the loop does not keep anything
                         _uncancel()
                         error = KeyboardInterrupt()
-                    failed, thrown = _no_answer(action.purpose, error)
+                    failed, stopped, thrown = _no_answer(action.purpose, error)
                 finally:
                     book.model_done()
                 if thrown is not None:  # the loop undoes what it holds; a Stop ends a check (core/consensus.py)
                     action = loop.throw(thrown)
                     continue
                 if failed:  # said once the call is over, as any other notice
-                    result = book.no_answer(failed, action.purpose)
+                    result = book.no_answer(failed, action.purpose, stopped=stopped)
             elif isinstance(action, Execute):
                 book.begin(action)
                 try:

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from jupyter_ai_ci.events import NO_ANSWER, CallModel, Execute, ExecutionResult, ModelReply, Notice
+from jupyter_ai_ci.events import NO_ANSWER, STOPPED, CallModel, Execute, ExecutionResult, ModelReply, Notice
 
 __all__ = ["Bookkeeper", "Reporter", "SilentReporter", "Timings"]
 
@@ -81,7 +81,7 @@ class Bookkeeper:
         self.timings.client_cpu += time.thread_time() - self.cpu0 - self.shown
         self.report.model_finished()
 
-    def no_answer(self, why: str, purpose: str = "answer") -> ModelReply:
+    def no_answer(self, why: str, purpose: str = "answer", stopped: bool = False) -> ModelReply:
         """The answer in words could not be had: the code ran and worked, so its cells stand
         without one (the loop ends the run done, ``Outcome.unanswered``).  Found by hand: a 500
         on that last call discarded the working code while its variables stayed in the kernel.
@@ -90,7 +90,7 @@ class Bookkeeper:
             self.report.notice(Notice("candidate", f"no more candidates: {why}; the vote goes on with those it has"))
         else:
             self.report.notice(Notice("no-answer", f"no answer in words: {why}; the code ran, and its cells are kept"))
-        return ModelReply("", finish_reason=NO_ANSWER)
+        return ModelReply("", finish_reason=STOPPED if stopped else NO_ANSWER)
 
     def executed(self, action: Execute, result: ExecutionResult) -> ExecutionResult:
         self.timings.execute += time.perf_counter() - self.t0

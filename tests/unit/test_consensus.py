@@ -27,6 +27,7 @@ from jupyter_ai_ci.events import (
     Inspect,
     ModelReply,
     NO_ANSWER,
+    STOPPED,
     Notice,
     Outcome,
     Rollback,
@@ -166,11 +167,38 @@ def test_a_tie_of_two_groups_goes_to_the_first_candidates() -> None:
     assert summarize(outcome).what() == "candidates disagree: 76.0 (2 of 4) vs 36 (2)"
 
 
-def test_the_answer_in_words_says_it_is_not_sure() -> None:
-    k = Kernel([py("a"), py("b"), py("c"), "There are 76."],
+def test_the_answer_in_words_comes_before_the_check_and_says_it_is_not_sure() -> None:
+    # Asked as soon as the first candidate's result is in: shown when the result is, and read from
+    # the model's cache, which still holds that candidate's reply.
+    k = Kernel([py("a"), "There are 76.", py("b"), py("c")],
                [ExecutionResult(result=r) for r in ("76", "36", "12", "76")])
     outcome = k.run(answer="always")
-    assert outcome.answer.endswith("⚠ Not sure: candidates disagree: 76 (1 of 3) vs 36 vs 12.")
+    assert [c.purpose for c in k.calls] == ["first", "answer", "candidate", "candidate"]
+    assert "76" in k.calls[1].messages[-1].content and k.log.index("candidate 1 of 3: 76 — checking…") == 2
+    assert outcome.answer == "There are 76.\n\n⚠ Not sure: candidates disagree: 76 (1 of 3) vs 36 vs 12."
+    assert outcome.requests == 4 and outcome.messages[-1].content == "There are 76."
+
+
+def test_an_answer_said_of_a_candidate_the_vote_did_not_keep_is_asked_again_of_the_winner() -> None:
+    k = Kernel([py("a"), "There are 76.", py("b"), py("c"), "There are 36."],
+               [ExecutionResult(result=r) for r in ("76", "36", "36")])
+    outcome = k.run(answer="always")
+    assert [c.purpose for c in k.calls] == ["first", "answer", "candidate", "candidate", "answer"]
+    assert "36" in k.calls[-1].messages[-1].content
+    # The first answer left the conversation (a follow-up reads it): it was of a result not kept.
+    assert all("There are 76." not in m.content for m in k.calls[-1].messages)
+    assert outcome.answer.startswith("There are 36.\n\n⚠ Not sure") and [c.code for c in outcome.cells] == ["c"]
+    assert outcome.requests == 5  # the answer not kept was paid for, and is counted
+
+
+def test_a_stop_while_the_answer_is_written_before_the_check_ends_the_check_too() -> None:
+    # What the driver sends back when the person stops an answer in words (run/drive.py).
+    k = Kernel([py("a"), ModelReply("", finish_reason=STOPPED)], [ExecutionResult(result="76")])
+    outcome = k.run(candidates=2, answer="always")
+    assert [c.purpose for c in k.calls] == ["first", "answer"]  # no other candidate asked
+    assert k.log == ["checkpoint 1", "run 1", "check stopped: candidate 1's result is kept, not checked", "commit 1"]
+    assert outcome.status == "success" and outcome.unanswered and outcome.requests == 1
+    assert summarize(outcome).what() == "done, not checked: you stopped the check (no answer in words)"
 
 
 def test_a_variable_set_and_not_shown_is_read_in_the_kernel() -> None:
@@ -266,14 +294,15 @@ def test_an_endpoint_that_fails_for_the_second_candidate_keeps_the_first_without
 def test_a_stop_while_the_model_writes_another_candidate_keeps_the_first_result_unchecked() -> None:
     """The first candidate stays held while the next is asked: a Stop (the driver throws Ctrl-C into
     the loop at the call) ends the check, and the result shown is kept -- committed, not run again,
-    never a plain tick, and nothing more is asked (not the answer in words either)."""
-    k = Kernel([py("a"), KeyboardInterrupt()], [ExecutionResult(result="76")])
+    never a plain tick, and nothing more is asked; the answer in words, asked before the check, stays."""
+    k = Kernel([py("a"), "It is 76.", KeyboardInterrupt()], [ExecutionResult(result="76")])
     outcome = k.run(candidates=2, answer="always")
     assert k.log == ["checkpoint 1", "run 1", "candidate 1 of 2: 76 — checking…",
                      "check stopped: candidate 1's result is kept, not checked", "commit 1"]
-    assert [c.purpose for c in k.calls] == ["first", "candidate"]  # no answer in words asked
+    assert [c.purpose for c in k.calls] == ["first", "answer", "candidate"]  # nothing asked after the Stop
     assert outcome.status == "success" and [c.code for c in outcome.cells] == ["a"]
-    assert summarize(outcome).line() == "⚠ done, not checked: you stopped the check · 15 tokens"
+    assert outcome.answer == "It is 76.\n\n⚠ Not sure: not checked: you stopped the check."
+    assert summarize(outcome).line() == "⚠ done, not checked: you stopped the check · 30 tokens"
     assert outcome.consensus is not None and not outcome.consensus.sure
 
 

@@ -52,7 +52,7 @@ async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[A
     seen.append(await asyncio.to_thread(three.cli, server, tmp_path / "cli", setup, request, replies,
                                         tuple(flag.split())))
     if mcp:
-        seen.append(await three.mcp(server, tmp_path / "mcp", setup, request, replies, probe))
+        seen.append(await three.mcp(server, tmp_path / "mcp", setup, request, replies, probe, candidates))
     return seen
 
 

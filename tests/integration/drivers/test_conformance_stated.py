@@ -48,3 +48,25 @@ async def test_a_field_the_output_leaves_out_is_answered_in_words_in_every_drive
         assert s.status == "success", (s.driver, s.message)
         assert len(s.requests) == 2, s.driver  # the code, then the answer in words
         assert s.records[0]["replies"][-1].startswith("@mean_price[2.67], @max_price[4.0]"), s.driver
+
+
+async def test_with_two_candidates_the_answer_in_words_comes_before_the_check_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # Shown when the first result is, not after the second candidate (on a CPU the long part), and
+    # asked while the model's cache still holds the first candidate's reply.
+    answer = "North has the highest total price: 5.5."
+    replies = [py("totals = sales.groupby('region')['price'].sum()\nprint(totals.idxmax(), totals.max())"),
+               Reply(answer, tokens=TOKENS, require="north 5.5"),
+               py("top = sales.groupby('region')['price'].sum()\nprint(top.idxmax(), top.max())")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, "Which region has the highest total price?", replies, candidates=2,
+                              mcp=True)
+    for s in seen:
+        assert s.status == "success" and "2 of 2 candidates agree" in s.message, (s.driver, s.message)
+        assert len(s.requests) == 3, s.driver
+        assert "in words" in s.texts()[1] and "in words" not in s.texts()[2], s.driver  # the answer, then the check
+        assert s.usage == (3, 300, 60), s.driver
+        assert answer in s.message + s.told + s.answer, s.driver
+        [record] = s.records  # the kept (second) candidate's code, and the answer
+        assert "top = " in record["replies"][0] and record["replies"][-1] == answer, s.driver

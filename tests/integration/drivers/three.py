@@ -218,9 +218,10 @@ def cli(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: s
 
 
 async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], request: str | Sequence[str],
-              replies: list[Reply], probe: tuple[str, ...] = ()) -> Seen:
+              replies: list[Reply], probe: tuple[str, ...] = (), candidates: int = 0) -> Seen:
     """``jupyter ai-ci mcp`` over stdio with the ``mcp`` SDK's client: the setup cells sent with ``run``
-    (a failing one is rolled back, as ``run`` does), then ``ask``, then the probe with ``run``."""
+    (a failing one is rolled back, as ``run`` does), then ``ask`` (with ``candidates``, when given),
+    then the probe with ``run``."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -239,7 +240,8 @@ async def mcp(server: ScriptedOpenAIServer, folder: Path, setup: list[str], requ
             heard.append(message or "")
 
         for each in asking(request):
-            asked = await session.call_tool("ask", {"request": each, "notebook": "work.ipynb"},
+            asked = await session.call_tool("ask", {"request": each, "notebook": "work.ipynb",
+                                                    **({"candidates": candidates} if candidates else {})},
                                             progress_callback=progress)
         # PROBE's __import__ is asked about by the policy, which nobody can answer here.
         shown = await session.call_tool("run", {"code": "import sys\n" + PROBE.format(names=list(probe)).replace(

@@ -98,3 +98,24 @@ async def test_stop_while_the_model_writes_the_answer_in_words_keeps_the_cells(
         assert outputs[0]["data"]["text/plain"] == "7"
     finally:
         client.stop_channels()
+
+
+async def test_stop_while_the_answer_before_the_check_is_written_ends_the_check_and_keeps_the_result(
+        jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any, model: ScriptedOpenAIServer) -> None:
+    # With two candidates the answer in words is asked first (core/loop.py): a Stop then is a Stop
+    # of the check as well, and no other candidate is asked.
+    model.script(Reply("```python\ntotal = 3 + 4\nprint(total)\n```"), Reply("It is 7.", delay=30),
+                 Reply("```python\ntotal = 7\nprint(total)\n```"))
+    done, seen, client = await _ask_and_stop(jp_fetch, jp_ws_fetch, jp_serverapp,
+                                             "what is three plus four?", '"purpose": "answer"', candidates=2)
+    try:
+        assert done["status"] == "success", done
+        assert done["consensus"]["line"] == "not checked: you stopped the check", done
+        notices = [m["text"] for m in seen if m["type"] == "notice"]
+        assert "check stopped: candidate 1's result is kept, not checked" in notices, notices
+        assert not any("purpose" in m and m["purpose"] == "candidate" for m in seen), seen
+        assert len(model.requests) == 2 and len([m for m in seen if m["type"] == "execute"]) == 1
+        _, outputs = await _run_in(client, "total")
+        assert outputs[0]["data"]["text/plain"] == "7"
+    finally:
+        client.stop_channels()

@@ -1,0 +1,51 @@
+"""The panel with two candidates: the answer in words is shown when the first result is, while
+the model still writes the second candidate (on a CPU the long part of the check); the check's
+verdict follows (core/loop.py)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from labutil import ARTIFACTS, make_notebook, open_panel, wait_idle
+from test_sidebar import ENDS, send
+
+from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
+
+PANEL = "#jupyter-ai-ci-chat"
+
+
+@pytest.mark.parametrize("frontend", ["lab", "notebook7"])
+def test_the_answer_is_shown_while_the_second_candidate_is_written(
+        page: Any, lab: dict[str, Any], model: ScriptedOpenAIServer, frontend: str) -> None:
+    if frontend == "notebook7":
+        pytest.importorskip("notebook", minversion="7")
+    name = make_notebook(lab, f"answer-first-{frontend}.ipynb", ["# prices"])
+    second = threading.Event()  # the second candidate is held until the answer has been seen
+    model.script(Reply("```python\ntotal = sum([1.5, 2.5, 4.0])\nprint('total', total)\n```"),
+                 Reply("The total of the prices is 8.0."),
+                 Reply("```python\nprint('total', float(1.5 + 2.5 + 4.0))\n```", until=second))
+    try:
+        if frontend == "lab":
+            page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+            page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+        else:
+            page.goto(f"{lab['url']}/notebooks/{name}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        wait_idle(page)
+        open_panel(page, frontend)
+        panel = page.locator(PANEL)
+        panel.locator(".jp-aici-candidates select").select_option("2")
+        send(page, "What is the total of the prices 1.5, 2.5 and 4.0?")
+        panel.locator(".jp-aici-model", has_text="The total of the prices is 8.0.").wait_for(timeout=60_000)
+        page.screenshot(path=str(ARTIFACTS / f"panel-answer-before-the-check-{frontend}.png"))
+        panel.locator(".jp-aici-notice", has_text="candidate 1 of 2: total 8.0 — checking…").wait_for(timeout=30_000)
+        assert page.locator(ENDS).count() == 0 and len(model.requests) == 3  # the check goes on
+        page.screenshot(path=str(ARTIFACTS / f"panel-answer-before-the-check-{frontend}.png"))
+    finally:
+        second.set()
+    page.wait_for_function(f"document.querySelectorAll({ENDS!r}).length > 0", timeout=60_000)
+    done = page.locator(ENDS).last.inner_text()
+    assert "2 of 2 candidates agree" in done and "The total of the prices is 8.0." in panel.inner_text(), done
+    page.screenshot(path=str(ARTIFACTS / f"panel-answer-then-checked-{frontend}.png"))
