@@ -31,13 +31,14 @@ EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
 KEPT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
 # Each notebook's requests, in this order (main() reads the follow-up and the second candidate by it).
-LABELS = ("first request", "follow-up", "a request that may need a fix", "two candidates (the default)")
+LABELS = ("first request", "follow-up", "a request that may need a fix", "two candidates (the default)",
+          "a question: the same, and words")
 
 
 class Notebook(NamedTuple):
     csv: str  # sales.csv in the kernel's folder
     setup: str  # the cells run before the first request ("": none)
-    cells: tuple[str, str, str, str]  # the four %%ask cells, one per label
+    cells: tuple[str, str, str, str, str]  # the %%ask cells, one per label
 
 
 COLUMNS = ["region", "price", "units", "store", "product", "category", "discount", "returned", "date",
@@ -63,7 +64,9 @@ SMALLEST = Notebook(
      # The column is 'price': a fix when the model takes the request's word (two calls), else one.
      "%%ask --candidates 1\nPrint the mean of df['Price']",
      # The default on the local model: two candidates for a question about data.
-     "%%ask\nPrint the largest price in df"))
+     "%%ask\nPrint the largest price in df",
+     # A question: two candidates and the answer in words (asked before the check, from the cache).
+     "%%ask\nWhat is the smallest price in df?"))
 # --loaded: the notebook a data question usually comes from. Its cells loaded a table of 14
 # columns and derived two names before the first request, so the context describes them in full
 # (the DABench prompts are about 1.8k tokens); the requests ask of that table.
@@ -74,7 +77,8 @@ LOADED = Notebook(
     ("%%ask --candidates 1\nPrint the mean price per region of sales",
      "%%ask --candidates 1\nNow print the median price of sales",
      "%%ask --candidates 1\nPrint the mean of sales['Price']",
-     "%%ask\nPrint the largest price in sales"))
+     "%%ask\nPrint the largest price in sales",
+     "%%ask\nWhat is the smallest price in sales?"))
 
 
 def read_new(log: Path, offset: int) -> tuple[str, int]:
@@ -97,7 +101,7 @@ def calls(text: str) -> tuple[list[int], list[int]]:
     return evaluated, kept
 
 
-async def measure(notebook: Notebook) -> list[tuple[str, list[int], list[int]]]:
+async def measure(notebook: Notebook) -> list[tuple[str, list[int], list[int], float]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-prefill-"))
     (folder / "sales.csv").write_text(notebook.csv)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "JUPYTER_AI_CI_MODEL"}
@@ -114,12 +118,12 @@ async def measure(notebook: Notebook) -> list[tuple[str, list[int], list[int]]]:
         before = runtime.read(model)
         offset = Path(before.log).stat().st_size if before is not None and Path(before.log).exists() else 0
         for label, cell in zip(LABELS, notebook.cells, strict=True):
-            await timed(kernel.client, cell)
+            seconds = await timed(kernel.client, cell)
             entry = runtime.read(model)
             if entry is None:
                 sys.exit("no runtime file for the local model: did the request reach it?")
             text, offset = read_new(Path(entry.log), offset)
-            rows.append((label, *calls(text)))
+            rows.append((label, *calls(text), seconds))
     finally:
         await kernel.shutdown()
     return rows
@@ -129,10 +133,10 @@ def main() -> None:
     rows = asyncio.run(measure(LOADED if "--loaded" in sys.argv[1:] else SMALLEST))
     # The first request's whole prompt (what it read plus what a server left running already held).
     first = rows[0][1][0] + rows[0][2][0] if rows and rows[0][1] else 0
-    print("request                        model calls: tokens prefilled (kept from the call before)")
-    for label, evaluated, kept in rows:
+    print("request                         seconds  model calls: tokens prefilled (kept from the call before)")
+    for label, evaluated, kept, seconds in rows:
         shown = ", ".join(f"{n} (kept {k})" for n, k in zip(evaluated, kept, strict=True))
-        print(f"{label:30s} {shown}")
+        print(f"{label:32s} {seconds:6.1f}  {shown}")
     if first:
         follow = rows[1][1][0] if rows[1][1] else 0
         second = rows[3][1][1] if len(rows[3][1]) > 1 else 0
