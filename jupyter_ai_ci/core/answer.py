@@ -76,7 +76,8 @@ def stated(request: str, results: Sequence[ExecutionResult]) -> str:
     """The output's lines that fill in every ``@name[value]`` field the request asks for, in the
     request's order (a name printed twice: its last line); "" when the request has no such field,
     or one is not printed with a value of its own (not the request's placeholder, not empty)."""
-    asked = _FIELD.findall(request)
+    # "@name[value]" itself describes the form ("one @name[value] for each name"): not a field.
+    asked = [(name, value) for name, value in _FIELD.findall(request) if name != "name"]
     if not asked:
         return ""
     placeholders = {value.strip() for _, value in asked}

@@ -71,6 +71,8 @@ def test_the_output_states_the_answer_when_it_fills_in_every_field_asked(printed
 def test_no_field_asked_is_never_stated_and_a_value_counts_too() -> None:
     assert stated("What is the mean fare?", [ExecutionResult(output="@mean_fare[34.65]\n")]) == ""
     assert stated("Give @n[rows]", [ExecutionResult(result="'@n[891]'")]) == "'@n[891]'"
+    # The form described in general is no field to fill in (DABench's request says it so).
+    assert stated("@n[rows]\nPrint one @name[value] for each name.", [ExecutionResult(output="@n[891]\n")]) == "@n[891]"
 
 
 def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> None:
