@@ -93,3 +93,19 @@ def test_an_interrupt_while_the_model_writes_the_second_candidate_keeps_the_firs
     assert any("df['x'] *= 10" in p.get("text", "") for p in run.payloads), run.payloads  # the cell
     server.script(py("int(df['x'].sum())"))
     assert kernel.run("%%ask --candidates 1\nsum x").status == "ok"  # the kernel takes the next request
+
+
+def test_an_interrupt_while_the_answer_before_the_check_is_written_ends_the_check_too(
+        kernel: KernelSession, server: ScriptedOpenAIServer) -> None:
+    """With two candidates a question's answer in words is asked before the check (core/loop.py): an
+    interrupt while it is written keeps the result, asks no other candidate, and says so."""
+    kernel.run("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
+    server.script(py("df['x'] *= 10\nint(df['x'].sum())"), Reply("It is 60.", delay=30), py("60"))
+    run, pressed = kernel.run_interrupted("%%ask --candidates 2 --answer\nscale x by ten and sum it",
+                                          lambda seen: "answering from the output" in seen.shown, after=2.0)
+    assert pressed and len(server.requests) == 2, "the answer was never asked"
+    assert run.status == "ok" and run.seconds < 20, run
+    assert "check stopped: candidate 1's result is kept, not checked" in run.shown, run.shown
+    assert "not checked: you stopped the check (no answer in words)" in run.shown, run.shown
+    assert kernel.value("df['x'].tolist()") == "[10, 20, 30]"  # kept once, not run again
+    assert len(server.requests) == 2  # no other candidate asked after the Stop
