@@ -69,7 +69,7 @@ def costs(out: Path, data: Path) -> dict[str, dict[str, Any]]:
             if took > 0 and lines and answered["status"] != "failed":
                 said += 1
                 after.append(seconds - took)
-                graded = grade(answered.get("outputs", ""), q.labels)
+                graded = grade(lines, q.labels)  # the answer the run now gives: the lines that state it
                 right_after += bool(graded) and all(graded.values())
             else:
                 after.append(seconds)

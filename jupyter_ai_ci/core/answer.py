@@ -42,9 +42,12 @@ AnswerMode = Literal["auto", "always", "never"]
 # plot ..."); a yes/no question is still one by its "?".
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
+# A field to fill in: ``@mean_fare[...]`` in the request, ``@mean_fare[34.65]`` in the output; its
+# ``@`` starts a word (``a@b[0]`` is code).
+_FIELD = re.compile(r"(?<![\w)\]])@(\w+)\[([^\]\n]*)\]")
+# "one @name[value] for each name" (DABench's words) describes the form: no field of its own.
+_THE_FORM = ("name", "value")
 # A fenced block, closed by the same fence or left open at the end (a reply cut short).
-# A field to fill in: ``@mean_fare[...]`` in the request, ``@mean_fare[34.65]`` in the output.
-_FIELD = re.compile(r"@(\w+)\[([^\]\n]*)\]")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[`~]*[ \t]*$|\Z)", re.M | re.S)
 
 
@@ -73,25 +76,30 @@ def wants_answer(mode: AnswerMode, request: str, results: Sequence[ExecutionResu
 
 
 def stated(request: str, results: Sequence[ExecutionResult]) -> str:
-    """The output's lines that fill in every ``@name[value]`` field the request asks for, in the
-    request's order (a name printed twice: its last line); "" when the request has no such field,
-    or one is not printed with a value of its own (not the request's placeholder, not empty)."""
-    # "@name[value]" itself describes the form ("one @name[value] for each name"): not a field.
-    asked = [(name, value) for name, value in _FIELD.findall(request) if name != "name"]
+    """The output's lines that fill in every ``@name[value]`` field the request asks for (outside
+    its code blocks), in the request's order (a name printed twice: its last line); "" when the
+    request has no such field, or one is not printed with a value of its own: not empty, not the
+    request's placeholder or the field's name (``mean_fare_value``, ``mean_fare``: any case or
+    spacing), not an f-string left unformatted (``{mean_fare:.2f}``)."""
+    asked = [field for field in _FIELD.findall(_FENCED.sub("", request)) if field != _THE_FORM]
     if not asked:
         return ""
-    placeholders = {value.strip() for _, value in asked}
+    placeholders = {_bare(value) for _, value in asked} | {_bare(name) for name, _ in asked}
     found: dict[str, str] = {}
     for r in results:
         for text in (r.output, r.result or ""):
             for line in text.splitlines():
                 for name, value in _FIELD.findall(line):
-                    if value.strip() and value.strip() not in placeholders:
+                    if _bare(value) and _bare(value) not in placeholders and "{" not in value:
                         found[name] = line.strip()
     names = dict.fromkeys(name for name, _ in asked)
     if any(name not in found for name in names):
         return ""
     return "\n".join(dict.fromkeys(found[name] for name in names))
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"[\s_]+", "", text).lower()
 
 
 def to_say(mode: AnswerMode, request: str, results: Sequence[ExecutionResult], sees: bool = False) -> bool:

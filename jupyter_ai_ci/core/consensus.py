@@ -11,8 +11,8 @@ with the outcome, for "use this one".
 
 A candidate that gives no code, raises or is refused is not counted (the first had the retries);
 nor is one whose code would need the person's approval.  Each starts from the request's state: the
-one before is rolled back (names, process state, files in the working folder), so a file a
-candidate writes is written once, by the winner.  Code with effects a rollback cannot undo
+one before is rolled back (names; the environment, ``sys.path``, patched modules; files in the
+working folder), so a file a candidate writes is written once, by the winner.  Code with effects a rollback cannot undo
 (network, processes, files outside the folder or over the cap: by the scan, or as the transaction
 saw them) runs once: one candidate, said so.  So does a result with nothing to compare (a figure).
 
@@ -212,9 +212,9 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
     no budget to check); when there are none, every candidate still wanted is asked for in one
     request (``n``: the prompt paid once where the endpoint takes it), and the reply's other
     choices wait here.  ``held``: the candidate in the kernel, rolled back once this one's reply
-    is in (it stays while the model is asked).  One that raises is fixed as the first step's
-    attempts are (an import added with no call, else asked anew with the error in words, within
-    the retries).  Each try is an attempt of its own."""
+    is in (it stays while the model is asked).  One that raises is fixed as the first step's are: an
+    import added with no call, else asked anew with the error in words (a small model shown its failed
+    code sends it back), within the retries.  Each try is an attempt of its own."""
     k, step, note, fixes = settings.candidates, first.step, "", 0
     while True:
         if waiting and not note:

@@ -17,10 +17,11 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from jupyter_ai_ci.core import prompts
-from jupyter_ai_ci.core.answer import is_question, prose, stated, to_say
+from jupyter_ai_ci.core.answer import prose, stated, wants_answer
 from jupyter_ai_ci.core.attempt import install, run_attempt
 from jupyter_ai_ci.core.chartcheck import chart_error
-from jupyter_ai_ci.core.consensus import sureness, vote
+from jupyter_ai_ci.core.check import Checked, check
+from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
 from jupyter_ai_ci.core.imports import checked_import, with_imports
@@ -51,8 +52,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
     approved: set[tuple[str, ...]] = set()
     installed: set[str] = set()
     fixes = 0  # the retries spent in this step: each fix asked for, and each reply asked again for code
-    # The answer in words asked before the check, and the output it was said from (see below).
-    early: tuple[ModelReply | None, tuple[ExecutionResult, ...]] | None = None
+    checked: Checked | None = None  # the first step's check, and the answer in words asked before it
 
     def outcome(status: Any, answer: str = "", early: bool = False, reason: str = "",
                 unanswered: bool = False, unchecked: tuple[str, ...] = (), declined: bool = False) -> Outcome:
@@ -100,7 +100,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
     def ask(text: str, purpose: Literal["fix", "again", "answer"] = "fix", temperature: float | None = None,
             restart: bool = False, results: Sequence[ExecutionResult] = ()) -> Generator[Action, Any, ModelReply | str]:
         """``text`` goes to the model as the next user message, its reply comes back; or, with nothing
-        sent, why not: over the token budget (the unsent message is dropped from the conversation).
+        sent, why not: over the token budget (the unsent message is dropped too: the conversation kept
+        for the next request holds only what was sent).
         ``restart``: the conversation goes back to the request, ``text`` added to it."""
         nonlocal requests, usage
         before = list(messages)
@@ -133,7 +134,11 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             del messages[-2:]
         return reply
 
+    def forget() -> None:
+        del messages[-2:]  # the last exchange (an answer in words the check did not keep)
+
     def answered(reply: ModelReply | None, also: Sequence[ExecutionResult] = ()) -> Outcome:
+        """The run done with ``reply`` as its answer in words (said from ``also``, when not the cells')."""
         if reply is None:
             return outcome("success")
         if reply.finish_reason in (NO_ANSWER, STOPPED):
@@ -220,23 +225,15 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             attempts.append(attempt)
             if attempt.ok and voting:
                 settings = seeing(settings)
-                if settings.steps == 1 and to_say(settings.answer, request, attempt.results, settings.sees):
-                    # The answer before the check, so that it comes when the result does (on a CPU the
-                    # check is the long part) and is read from the cache, which holds this reply; a Stop
-                    # while it is written stops the check too.
-                    early = ((yield from answer_from(attempt.results)), attempt.results)
-                stop = early is not None and early[0] is not None and early[0].finish_reason == STOPPED
-                chosen = yield from vote(attempt, anew, settings, approved, imports, over_budget, stop)
+                checked = yield from check(attempt, request, anew, settings, approved, imports, over_budget,
+                                           answer_from, forget)
+                chosen = checked.vote
                 attempts.extend(chosen.attempts)
                 usage += chosen.usage
                 requests += chosen.requests
                 consensus = chosen.consensus
                 if chosen.winner is None:  # the winner, run again to apply it, failed this time
                     return outcome("failed")
-                if early is not None and 1 not in consensus.groups[0].candidates:
-                    if early[0] is not None and early[0].finish_reason not in (NO_ANSWER, STOPPED):
-                        del messages[-2:]  # said of a result the vote did not keep: asked of the winner's
-                    early = None
                 attempt, code = chosen.winner, list(chosen.winner.code)
             if attempt.ok:
                 cells.extend(Cell(c, step, r) for c, r in zip(code, attempt.results, strict=True))
@@ -284,8 +281,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                 return outcome("over-budget", reason=fixed)
             reply = fixed
 
-        if early is not None:
-            return answered(*early)
+        if checked is not None and checked.answer is not None:
+            return answered(checked.answer, checked.said_of)
         if consensus is not None and consensus.stopped:
             return outcome("success")  # a Stop: what ran is kept, and nothing more is asked
         if step < settings.steps:
@@ -293,8 +290,9 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             messages.append((yield from shown(asked, step_results)))
             yield Notice("step", f"step {step} done; asking for step {step + 1}", step=step)
     settings = seeing(settings)
-    if to_say(settings.answer, request, step_results, settings.sees):
-        # One more call: the model has written code, not read its output; now it answers from it.
-        return answered((yield from answer_from(step_results)))
-    said = stated(request, step_results)  # the output says it in the form asked: no call to say it again
-    return grounded(said) if said and (settings.answer == "always" or is_question(request)) else outcome("success")
+    if not wants_answer(settings.answer, request, step_results, settings.sees):
+        return outcome("success")
+    if said := stated(request, step_results):
+        return grounded(said)  # the output says it in the form asked: no call to say it again
+    # One more call: the model has written code, not read its output; now it answers from it.
+    return answered((yield from answer_from(step_results)))

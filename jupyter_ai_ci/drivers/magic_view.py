@@ -77,9 +77,12 @@ class RunView:
             # The winner run again: a section of its own, not the last candidate's.
             self.sections.append(Section("applied", streaming=False, verdict=notice.text))
             return
-        if notice.kind == "candidate" and section is not None and section.attempt == notice.attempt \
-                and section.state == "ok":
-            section.verdict = notice.text
+        # The candidate's own section, which need not be the last: the answer in words comes between
+        # the first candidate and its "checking…" (core/check.py).
+        owner = next((s for s in reversed(self.sections) if notice.attempt and s.attempt == notice.attempt
+                      and s.state == "ok"), None) if notice.kind == "candidate" else None
+        if owner is not None:
+            owner.verdict = notice.text
             return
         if notice.kind in ("undone", "not-undoable", "install", "other-languages", "no-code", "again", "repeated",
                            "candidate") and section:

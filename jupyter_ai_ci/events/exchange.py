@@ -46,7 +46,7 @@ class Usage:
 NO_ANSWER = "no-answer"
 # ... and of one the person stopped (a Stop, Ctrl-C): the same, and the check it came before
 # (core/consensus.py) is not asked for either.
-STOPPED = "stopped"
+STOPPED = "jupyter-ai-ci:stopped"  # no endpoint's finish_reason: a real reply is never taken for one
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,8 @@ class Bookkeeper:
         """The answer in words could not be had: the code ran and worked, so its cells stand
         without one (the loop ends the run done, ``Outcome.unanswered``).  Found by hand: a 500
         on that last call discarded the working code while its variables stayed in the kernel.
-        So for another candidate: the vote goes on with the ones it has (core/consensus.py)."""
+        So for another candidate: the vote goes on with the ones it has (core/consensus.py).
+        ``stopped``: the person stopped it (``STOPPED``): a check it came before is not asked for."""
         if purpose == "candidate":
             self.report.notice(Notice("candidate", f"no more candidates: {why}; the vote goes on with those it has"))
         else:

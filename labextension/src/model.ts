@@ -20,7 +20,7 @@ import {
   METADATA_KEY,
   ServerMessage
 } from './tokens';
-import { finish, fromHistory, show, undone } from './transcript';
+import { finish, fromHistory, settleAnswer, show, undone } from './transcript';
 
 const PICKED_KEY = 'jupyter-ai-ci:model';
 const CANDIDATES_KEY = 'jupyter-ai-ci:candidates';
@@ -508,6 +508,9 @@ export class ChatModel {
         this._provenance(msg);
         return;
       case 'done':
+        if (this._target) {
+          settleAnswer(this._chat(this._target.path), msg.answer);
+        }
         this._finish(msg.status, msg.message, msg.replayed === true, asked(msg.tokens), msg.tokens, msg.session,
           msg.consensus, msg.undo);
         return;

@@ -180,6 +180,35 @@ function shownFigures(entries: Entry[], msg: Extract<ServerMessage, { type: 'fig
   }
 }
 
+/**
+ * The run's answer in words as the server settled it (``done.answer``), before its last line: the
+ * streamed reply becomes the answer given (code dropped, numbers no output showed flagged, "not
+ * sure" said); one said before the check of a result the vote did not keep goes; and an answer no
+ * model call wrote (the output stated it in the form the request asked) is shown as one.
+ */
+export function settleAnswer(entries: Entry[], answer: unknown): void {
+  const text = typeof answer === 'string' ? answer.trim() : '';
+  let kept = false;
+  let said = false; // a reply of this run already holds it (an answer in words without code, a last step's)
+  for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
+    const entry = entries[i];
+    if (entry.kind !== 'model') {
+      continue;
+    }
+    if (entry.purpose !== 'answer') {
+      said = said || (text !== '' && entry.text.includes(text));
+    } else if (text && !kept) {
+      entry.text = text;
+      kept = true;
+    } else {
+      entries.splice(i, 1);
+    }
+  }
+  if (text && !kept && !said) {
+    entries.push({ kind: 'model', text, purpose: 'answer' });
+  }
+}
+
 /** The end of a run: its last line, with this request's tokens. */
 export function finish(
   entries: Entry[],
@@ -288,6 +317,7 @@ export function fromHistory(runs: unknown, path: string): { entries: Entry[]; se
       }
       const m = msg as unknown as ServerMessage;
       if (m.type === 'done') {
+        settleAnswer(entries, m.answer);
         // A reloaded panel keeps "use this one": the server still holds the vote.
         finish(entries, String(m.status), m.message, m.tokens, undefined, m.consensus, {
           request: run.request,

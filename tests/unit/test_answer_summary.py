@@ -62,6 +62,9 @@ FORM = "Answer format: @mean_fare[mean_fare_value], @survived[count]"
     ("@mean_fare[34.65]\n", ""),  # a field left out: the model says the rest
     ("@mean_fare[mean_fare_value]\n@survived[342]\n", ""),  # the request's placeholder echoed
     ("@mean_fare[]\n@survived[342]\n", ""),  # empty
+    ("@mean_fare[{mean_fare:.2f}]\n@survived[342]\n", ""),  # an f-string left unformatted
+    ("@mean_fare[mean_fare]\n@survived[342]\n", ""),  # the field's own name
+    ("@mean_fare[Mean Fare Value]\n@survived[342]\n", ""),  # the placeholder, in other case and spacing
     ("34.65 342\n", ""),
 ])
 def test_the_output_states_the_answer_when_it_fills_in_every_field_asked(printed: str, said: str) -> None:
@@ -71,8 +74,15 @@ def test_the_output_states_the_answer_when_it_fills_in_every_field_asked(printed
 def test_no_field_asked_is_never_stated_and_a_value_counts_too() -> None:
     assert stated("What is the mean fare?", [ExecutionResult(output="@mean_fare[34.65]\n")]) == ""
     assert stated("Give @n[rows]", [ExecutionResult(result="'@n[891]'")]) == "'@n[891]'"
-    # The form described in general is no field to fill in (DABench's request says it so).
+    # The form described in general is no field to fill in (DABench's request says it so) ...
     assert stated("@n[rows]\nPrint one @name[value] for each name.", [ExecutionResult(output="@n[891]\n")]) == "@n[891]"
+    # ... but a field called name is one.
+    both = "Answer as @name[passenger_name] and @fare[fare_value]"
+    printed = ExecutionResult(output="@name[Ward, Miss. Anna]\n@fare[512.33]\n")
+    assert stated(both, [printed]) == "@name[Ward, Miss. Anna]\n@fare[512.33]"
+    # Code in the request is no form to fill in: x@y[0] is a matrix product, and a fenced block's lines are code.
+    assert stated("What is x@y[0]?", [ExecutionResult(output="3\n")]) == ""
+    assert stated("Why does\n```\nprint(f'@a[{a}]')\n```\nfail?", [ExecutionResult(output="@a[1]\n")]) == ""
 
 
 def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> None:
@@ -85,6 +95,18 @@ def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> N
     outcome = drive(agent_loop("Give the top region as @top[region]", "ctx", LoopSettings(answer="always")),
                     model, Fields())  # type: ignore[arg-type]
     assert outcome.status == "success" and outcome.answer == "@top[north]" and outcome.requests == 1
+
+
+def test_no_answer_means_none_even_when_the_output_states_it() -> None:
+    model = ScriptedClient([code("print(t)")])
+
+    class Fields:
+        def execute(self, code: str) -> ExecutionResult:
+            return ExecutionResult(output="@top[north]\n")
+
+    outcome = drive(agent_loop("Which region? Give @top[region]", "ctx", LoopSettings(answer="never")),
+                    model, Fields())  # type: ignore[arg-type]
+    assert outcome.status == "success" and outcome.answer == "" and outcome.requests == 1
 
 
 def test_prose_drops_code() -> None:

@@ -201,6 +201,34 @@ def test_a_stop_while_the_answer_is_written_before_the_check_ends_the_check_too(
     assert summarize(outcome).what() == "done, not checked: you stopped the check (no answer in words)"
 
 
+def test_a_cancellation_while_the_answer_before_the_check_is_written_rolls_the_first_back() -> None:
+    # An agent's cancellation, the panel closed, an error of the client: not a Stop that keeps what ran.
+    import asyncio
+
+    k = Kernel([py("a"), asyncio.CancelledError()], [ExecutionResult(result="76")])
+    with pytest.raises(asyncio.CancelledError):
+        k.run(candidates=2, answer="always")
+    assert k.log == ["checkpoint 1", "run 1", "rollback 1"]
+
+
+def test_a_stop_that_keeps_another_groups_result_drops_the_answer_said_of_the_first() -> None:
+    k = Kernel([py("a"), "It is 76.", py("b"), py("c"), KeyboardInterrupt()],
+               [ExecutionResult(result=r) for r in ("76", "36", "36", "36")])
+    outcome = k.run(candidates=4, answer="always")
+    assert [c.purpose for c in k.calls] == ["first", "answer", "candidate", "candidate", "candidate"]
+    assert outcome.answer == "" and outcome.unanswered and [c.code for c in outcome.cells] == ["c"]
+    assert all("It is 76." not in m.content for m in outcome.messages)
+    assert summarize(outcome).what().endswith("(no answer in words)")
+
+
+def test_under_a_token_budget_the_answer_waits_for_the_check() -> None:
+    # Asked first, it would spend what the check needs (the budget counts every call).
+    k = Kernel([py("a"), py("b"), "It is 76."], [ExecutionResult(result="76"), ExecutionResult(result="76")])
+    outcome = k.run(candidates=2, answer="always", token_budget=100_000)
+    assert [c.purpose for c in k.calls] == ["first", "candidate", "answer"]
+    assert outcome.answer == "It is 76." and summarize(outcome).what() == "done · 2 of 2 candidates agree"
+
+
 def test_a_variable_set_and_not_shown_is_read_in_the_kernel() -> None:
     notes = FailureNotes(("answer: int = 76   (set by the failed code)",))
     k = Kernel([py("answer = 76"), py("answer = 76")], [ExecutionResult(), ExecutionResult()], notes)
@@ -377,6 +405,25 @@ def test_the_magic_view_titles_each_candidate_by_its_result() -> None:
     assert view.text().splitlines() == ["⚠ candidates disagree: 76 (1 of 2) vs 36",
                                         "  ◆ candidate 1 of 3: 76", "  ◆ candidate 2 of 3: 36 — differs",
                                         "  ◆ applying candidate 1 (1 of 2)"]
+
+
+def test_the_magic_view_titles_the_first_candidate_when_the_answer_in_words_came_between() -> None:
+    # The answer is asked before the check (core/check.py): "checking…" comes while its section is last.
+    view = RunView("m")
+    view.started(CallModel((), "first"))
+    view.current.text, view.current.streaming = py("n"), False  # type: ignore[union-attr]
+    view.notice(Notice("attempt", "", attempt=1))
+    view.current.blocks.append(("n", ExecutionResult(result="76")))  # type: ignore[union-attr]
+    view.started(CallModel((), "answer"))
+    view.current.text, view.current.streaming = "It is 76.", False  # type: ignore[union-attr]
+    view.notice(Notice("candidate", "candidate 1 of 2: 76 — checking…", attempt=1))
+    assert view.sections[0].verdict == "candidate 1 of 2: 76 — checking…" and view.sections[1].notes == []
+    view.started(CallModel((), "candidate"))
+    view.current.text, view.current.streaming = py("m"), False  # type: ignore[union-attr]
+    view.notice(Notice("attempt", "", attempt=2))
+    view.current.blocks.append(("m", ExecutionResult(result="76")))  # type: ignore[union-attr]
+    view.notice(Notice("candidate", "candidate 2 of 2: 76 — agrees with 1", attempt=2))
+    assert view.sections[0].verdict == "candidate 1 of 2: 76"  # no longer "checking…"
 
 
 def test_the_magic_view_gives_another_choice_of_the_same_reply_a_section_of_its_own() -> None:
