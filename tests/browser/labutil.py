@@ -69,6 +69,16 @@ def saved_notebook(lab: dict[str, Any], name: str, until: Callable[[dict[str, An
         time.sleep(0.2)
 
 
+def goto(page: Any, lab: dict[str, Any], name: str, frontend: str) -> None:
+    """Open the notebook in JupyterLab (its layout reset) or in Notebook 7, until its cells show."""
+    if frontend == "lab":
+        page.goto(f"{lab['url']}/lab/tree/{name}?reset")
+        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    else:
+        page.goto(f"{lab['url']}/notebooks/{name}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+
+
 def open_panel(page: Any, frontend: str) -> None:
     """Show the chat panel: its side bar tab in JupyterLab, a menu in Notebook 7."""
     if frontend == "lab":

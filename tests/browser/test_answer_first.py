@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 import pytest
-from labutil import ARTIFACTS, make_notebook, open_panel, wait_idle
+from labutil import ARTIFACTS, goto, make_notebook, open_panel, wait_idle
 from test_sidebar import ENDS, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -27,12 +27,7 @@ def test_the_answer_is_shown_while_the_second_candidate_is_written(
                  Reply("The total of the prices is 8.0."),
                  Reply("```python\nprint('total', float(1.5 + 2.5 + 4.0))\n```", until=second))
     try:
-        if frontend == "lab":
-            page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-            page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-        else:
-            page.goto(f"{lab['url']}/notebooks/{name}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        goto(page, lab, name, frontend)
         wait_idle(page)
         open_panel(page, frontend)
         panel = page.locator(PANEL)
@@ -60,12 +55,7 @@ def test_an_answer_the_output_states_is_shown_with_no_model_call(
         pytest.importorskip("notebook", minversion="7")
     name = make_notebook(lab, f"stated-{frontend}.ipynb", ["# prices"])
     model.script(Reply("```python\ntotal = sum([1.5, 2.5, 4.0])\nprint(f'@total[{total}]')\n```"))
-    if frontend == "lab":
-        page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-    else:
-        page.goto(f"{lab['url']}/notebooks/{name}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    goto(page, lab, name, frontend)
     wait_idle(page)
     open_panel(page, frontend)
     panel = page.locator(PANEL)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from labutil import ARTIFACTS, make_notebook, open_panel, wait_idle
+from labutil import ARTIFACTS, goto, make_notebook, open_panel, wait_idle
 from test_sidebar import ENDS, send
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -28,12 +28,7 @@ def test_stop_while_the_notebook_finds_its_kernel_gives_the_request_back(
     page.route("**/api/sessions*", lambda route: held.append(route) if route.request.method == "POST"
                else route.continue_())
     try:
-        if frontend == "lab":
-            page.goto(f"{lab['url']}/lab/tree/{name}?reset")
-            page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-        else:
-            page.goto(f"{lab['url']}/notebooks/{name}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        goto(page, lab, name, frontend)
         open_panel(page, frontend)
         panel = page.locator(PANEL)
         box = panel.locator(".jp-aici-input")

@@ -18,6 +18,13 @@ from jupyter_ai_ci.tokens import count_tokens
 PRINTED = ExecutionResult(output="north 24.5\n")
 
 
+class Fields:
+    """A kernel whose code prints the request's field filled in."""
+
+    def execute(self, code: str) -> ExecutionResult:
+        return ExecutionResult(output="@top[north]\n")
+
+
 class Printing:
     def execute(self, code: str) -> ExecutionResult:
         return PRINTED if "print" in code else ExecutionResult()
@@ -87,11 +94,6 @@ def test_no_field_asked_is_never_stated_and_a_value_counts_too() -> None:
 
 def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> None:
     model = ScriptedClient([code("print(t)"), "never asked"])
-
-    class Fields:
-        def execute(self, code: str) -> ExecutionResult:
-            return ExecutionResult(output="@top[north]\n")
-
     outcome = drive(agent_loop("Give the top region as @top[region]", "ctx", LoopSettings(answer="always")),
                     model, Fields())  # type: ignore[arg-type]
     assert outcome.status == "success" and outcome.answer == "@top[north]" and outcome.requests == 1
@@ -99,11 +101,6 @@ def test_an_answer_the_output_states_costs_no_call_even_when_always_asked() -> N
 
 def test_no_answer_means_none_even_when_the_output_states_it() -> None:
     model = ScriptedClient([code("print(t)")])
-
-    class Fields:
-        def execute(self, code: str) -> ExecutionResult:
-            return ExecutionResult(output="@top[north]\n")
-
     outcome = drive(agent_loop("Which region? Give @top[region]", "ctx", LoopSettings(answer="never")),
                     model, Fields())  # type: ignore[arg-type]
     assert outcome.status == "success" and outcome.answer == "" and outcome.requests == 1
