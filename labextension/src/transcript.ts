@@ -188,15 +188,18 @@ function shownFigures(entries: Entry[], msg: Extract<ServerMessage, { type: 'fig
  */
 export function settleAnswer(entries: Entry[], answer: unknown): void {
   const text = typeof answer === 'string' ? answer.trim() : '';
+  // Its words without the notes the run added under them (a number not in the output, "not sure").
+  const words = text.split('\n\n⚠')[0].trim();
   let kept = false;
-  let said = false; // a reply of this run already holds it (an answer in words without code, a last step's)
+  // A reply of this run already holds it: an answer in words without code, a last step's, a replayed one.
+  let said = false;
   for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
     const entry = entries[i];
     if (entry.kind !== 'model') {
       continue;
     }
     if (entry.purpose !== 'answer') {
-      said = said || (text !== '' && entry.text.includes(text));
+      said = said || (words !== '' && entry.text.includes(words));
     } else if (text && !kept) {
       entry.text = text;
       kept = true;
