@@ -40,20 +40,21 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
                                              capsys: object) -> None:
     data = write_dataset(tmp_path / "dabench")
     model_server.script(
-        # 1, loop: right, printed and then said (the words' 3.0000000001 is 3.00 within 1e-6).
-        fenced(READ + "print(f\"@mean_score[{s['score'].mean():.2f}]\")"),
+        # 1, loop: right, printed without the field and then said (the words' 3.0000000001 is 3.00
+        # within 1e-6).
+        fenced(READ + "print(f\"mean: {s['score'].mean():.2f}\")"),
         "The mean score is @mean_score[3.0000000001].",
         # 1, one-shot: the code raises.
         fenced("print(1 / 0)"),
         # 2, loop: a NameError, the fix (served only with the traceback sent back) runs and is half
-        # wrong: shown as done, silently wrong, one sub-question of two right.
+        # wrong: shown as done, silently wrong, one sub-question of two right.  Its output fills in
+        # both fields: those lines are the answer, no words asked (core/answer.py).
         fenced("print(undefined_name)"),
         Reply(fenced(READ + "print('@max_x[2]', '@max_y[3]')"), require="undefined_name"),
-        "@max_x[2] and @max_y[3].",
         # 2, one-shot: right.
         fenced(READ + "m = s.groupby('group')['score'].max()\nprint(f\"@max_x[{m['x']}] @max_y[{m['y']}]\")"),
-        # 3, loop: right; one-shot: a number in words, no code, wrong.
-        fenced(READ + "print(f'@rows[{len(s)}]')"), "There are @rows[4] rows.",
+        # 3, loop: right, stated by its output; one-shot: a number in words, no code, wrong.
+        fenced(READ + "print(f'@rows[{len(s)}]')"),
         "The file has @rows[5] rows.",
     )
     out = tmp_path / "out"
@@ -72,7 +73,8 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
     runs = {r["id"]: {a["way"]: a for a in r["ways"]} for r in record["runs"]}
     assert runs[2]["loop"]["correct"] == {"max_x": True, "max_y": False}
     assert runs[1]["one-shot"]["error"].startswith("ZeroDivisionError")
-    assert "@mean_score[3.00]" in runs[1]["loop"]["response"]  # the printed output is graded too
+    assert "mean: 3.00" in runs[1]["loop"]["response"]  # the printed output is graded too
+    assert runs[3]["loop"]["response"].endswith("@rows[4]")  # the printed field, no words
     # One candidate: its result is first shown when the run ends (the way's own time, words included).
     assert 0 < runs[1]["loop"]["first_seconds"] <= runs[1]["loop"]["seconds"]
     assert loop["median_first_seconds"] <= loop["median_seconds"]
@@ -94,10 +96,11 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
 
 
 def _answers(*qids: int) -> list[str]:
-    """Questions ``qids`` of QUESTIONS answered right by the loop (code, then words) and by the one-shot."""
+    """Questions ``qids`` of QUESTIONS answered right by the loop (code whose output fills in the
+    fields: no words asked) and by the one-shot."""
     code = {1: "print(f\"@mean_score[{s['score'].mean():.2f}]\")", 2: "print('@max_x[2]', '@max_y[6]')",
             3: "print(f'@rows[{len(s)}]')"}
-    return [reply for q in qids for reply in (fenced(READ + code[q]), "Done.", fenced(READ + code[q]))]
+    return [reply for q in qids for reply in (fenced(READ + code[q]), fenced(READ + code[q]))]
 
 
 def test_a_stopped_run_resumes_where_it_stopped(tmp_path: Path, model_server: ScriptedOpenAIServer,
@@ -120,7 +123,7 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path: Path, model_server: Sc
     assert main([*argv, "--resume"]) == 0
     assert model_server.misses == [] and model_server.replies == []
     new = model_server.requests  # script() starts the record anew
-    assert len(new) == 6 and not any("mean score" in m["content"] for b in new for m in b["messages"])
+    assert len(new) == 4 and not any("mean score" in m["content"] for b in new for m in b["messages"])
     resumed = json.loads((out / "dabench.json").read_text())
     assert [r["id"] for r in resumed["runs"]] == [1, 2, 3] and resumed["meta"]["resumed"] == 1
     graded = ("right", "sub_right", "questions", "shown_done", "silently_wrong", "statuses", "attempts")
