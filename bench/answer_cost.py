@@ -26,7 +26,7 @@ from jupyter_ai_ci.core.prompts import ANSWER
 from jupyter_ai_ci.events import ExecutionResult
 
 ASKED = ANSWER.split("{output}", 1)[0]  # how an answer call's last message starts
-WAYS = {"loop": "loop", "consensus": "consensus"}  # the run's way -> the log's task suffix
+WAYS = ("loop", "consensus")  # as the run names them, and its log's task suffix
 
 
 def answer_seconds(log: Path) -> dict[tuple[int, str], float]:
@@ -60,7 +60,7 @@ def costs(out: Path, data: Path) -> dict[str, dict[str, Any]]:
                 continue
             seconds = float(answered["seconds"])
             right = bool(answered["correct"]) and all(answered["correct"].values())
-            took = spent.get((q.id, WAYS[way]), 0.0)
+            took = spent.get((q.id, way), 0.0)
             calls += took > 0
             answer_s += took
             before.append(seconds)

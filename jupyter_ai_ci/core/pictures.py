@@ -95,7 +95,7 @@ def allowed(results: Sequence[ExecutionResult], settings: LoopSettings,
     the first picture would go to a hosted endpoint (``settings.ask_vision``) the person is asked,
     once (a refusal, or nobody to ask, sends the descriptions alone)."""
     settings = seeing(settings)
-    if not (settings.vision or settings.ask_vision):
+    if not settings.sees:
         return (), settings
     images = pictures(results)
     if images and not settings.vision:
