@@ -27,6 +27,7 @@ from typing import Any
 
 from jupyter_ai_ci.core.answer import to_say
 from jupyter_ai_ci.core.consensus import Vote, vote
+from jupyter_ai_ci.core.mends import Mends
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import NO_ANSWER, STOPPED, Action, Attempt, ExecutionResult, Message, ModelReply, Rollback
 
@@ -41,7 +42,7 @@ class Checked:
 
 
 def check(first: Attempt, request: str, anew: Sequence[Message], settings: LoopSettings,
-          approved: set[tuple[str, ...]], imports: Sequence[str], over_budget: Callable[[], str],
+          approved: set[tuple[str, ...]], mends: Mends, over_budget: Callable[[], str],
           answer_from: AnswerFrom, forget: Callable[[], None]) -> Generator[Action, Any, Checked]:
     """``first``: the held attempt that worked; ``anew``: what each other candidate is asked;
     ``answer_from``: asks the answer in words of an output (the loop's conversation); ``forget``:
@@ -57,7 +58,7 @@ def check(first: Attempt, request: str, anew: Sequence[Message], settings: LoopS
             yield Rollback(first.number, first.step)
             raise
     stopped = early is not None and early.finish_reason == STOPPED
-    chosen = yield from vote(first, anew, settings, approved, imports, over_budget, stopped)
+    chosen = yield from vote(first, anew, settings, approved, mends, over_budget, stopped)
     said = early is not None and early.finish_reason not in (NO_ANSWER, STOPPED)
     if early is None or (chosen.winner is not None and 1 in chosen.consensus.groups[0].candidates):
         return Checked(chosen, early, first.results)

@@ -35,7 +35,7 @@ from typing import Any
 from jupyter_ai_ci.core import sameresult
 from jupyter_ai_ci.core.attempt import run_attempt
 from jupyter_ai_ci.core.fixes import restart_note
-from jupyter_ai_ci.core.imports import checked_import, with_imports
+from jupyter_ai_ci.core.mends import Mends
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
     NO_ANSWER,
@@ -125,7 +125,7 @@ def _groups(ran: Sequence[_Ran], applied: _Ran) -> tuple[Group, ...]:
 
 
 def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, approved: set[tuple[str, ...]],
-         imports: Sequence[str], over_budget: Callable[[], str], stopped: bool = False) -> Generator[Action, Any, Vote]:
+         mends: Mends, over_budget: Callable[[], str], stopped: bool = False) -> Generator[Action, Any, Vote]:
     """``first``: the held attempt that worked; ``request``: what each candidate is asked anew;
     ``stopped``: a Stop came before (core/loop.py), no other is asked.  Returns with the winner committed."""
     k, step = settings.candidates, first.step
@@ -157,7 +157,7 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
         if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
             break  # two agree, and none differs: enough (the choices still waiting are dropped)
         try:
-            attempt = yield from _candidate(place, out, first, request, settings, approved, list(imports),
+            attempt = yield from _candidate(place, out, first, request, settings, approved, mends.copy(),
                                             over_budget, waiting, held)
         except _StopCheck:
             out.stopped = True
@@ -205,15 +205,15 @@ def _release(held: list[_Ran], step: int) -> Generator[Action, Any, None]:
 
 
 def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message], settings: LoopSettings,
-               approved: set[tuple[str, ...]], imports: list[str], over_budget: Callable[[], str],
+               approved: set[tuple[str, ...]], mends: Mends, over_budget: Callable[[], str],
                waiting: list[str], held: list[_Ran]) -> Generator[Action, Any, Attempt | str | None]:
     """One more candidate, held when it works; why it does not count (a str); None when no more
     can be asked.  ``waiting``: other choices of an earlier reply, not yet run (paid for: no call,
     no budget to check); when there are none, every candidate still wanted is asked for in one
     request (``n``: the prompt paid once where the endpoint takes it), and the reply's other
     choices wait here.  ``held``: the candidate in the kernel, rolled back once this one's reply
-    is in (it stays while the model is asked).  One that raises is fixed as the first step's are: an
-    import added with no call, else asked anew with the error in words (a small model shown its failed
+    is in (it stays while the model is asked).  One that raises is fixed as the first step's are: a
+    mend made with no call (core/mends.py), else asked anew with the error in words (a small model shown its failed
     code sends it back), within the retries.  Each try is an attempt of its own."""
     k, step, note, fixes = settings.candidates, first.step, "", 0
     while True:
@@ -247,7 +247,7 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
             number = first.number + len(out.attempts) + 1
             # One request, one approval: the person approved (or the policy let through) the first
             # candidate; another that would need asking is not run, so nobody is asked K times.
-            ran = yield from run_attempt(with_imports(code, imports), number, step, settings, approved, hold=True,
+            ran = yield from run_attempt(mends.code(code), number, step, settings, approved, hold=True,
                                          may_ask=False)
             if isinstance(ran, str):
                 return ran  # refused
@@ -257,11 +257,10 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
             if ran.error is None:
                 return "did not finish"
             error = ran.error
-            line = yield from checked_import(error, ran.code, imports, number, step)
-            if not line:
+            mended = yield from mends.find(ran, step)
+            if not mended:
                 break
-            imports.append(line)  # one line, no model call: run it again
-            yield Notice("install", f"candidate {place}: added `{line}` and running it again (no model call)",
+            yield Notice("install", f"candidate {place}: {mended} and running it again (no model call)",
                          attempt=number, step=step)
         if fixes >= settings.retries:
             return f"raised {error.one_line()}"

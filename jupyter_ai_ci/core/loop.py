@@ -24,7 +24,7 @@ from jupyter_ai_ci.core.check import Checked, check
 from jupyter_ai_ci.core.consensus import sureness
 from jupyter_ai_ci.core.fixes import code_key, describe_result, fix_request, restart_note
 from jupyter_ai_ci.core.grounding import flagged, unsupported_numbers
-from jupyter_ai_ci.core.imports import checked_import, with_imports
+from jupyter_ai_ci.core.mends import Mends
 from jupyter_ai_ci.core.nocode import no_code
 from jupyter_ai_ci.core.pictures import allowed, seeing
 from jupyter_ai_ci.core.settings import LoopSettings
@@ -159,9 +159,11 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         rerun = False
         failed_code: set[tuple[str, ...]] = set()  # the code of this step's failed attempts
         repeated = False  # the model was asked again after sending back failed code
-        imports: list[str] = []  # conventional imports the loop added (core/imports.py)
+        mends = Mends()  # what the run changed in the model's code by itself (core/mends.py)
         while True:
-            code = with_imports(python_blocks(reply.text), imports)
+            if (text := mends.text(reply.text)) != reply.text:  # the conversation holds the code as it ran
+                reply, messages[-1] = replace(reply, text=text), Message("assistant", text)
+            code = mends.code(python_blocks(reply.text))
             others = sorted({b.language for b in extract_code_blocks(reply.text)
                              if b.language and not b.is_python})
             if others and not rerun:
@@ -225,7 +227,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             attempts.append(attempt)
             if attempt.ok and voting:
                 settings = seeing(settings)
-                checked = yield from check(attempt, request, anew, settings, approved, imports, over_budget,
+                checked = yield from check(attempt, request, anew, settings, approved, mends, over_budget,
                                            answer_from, forget)
                 chosen = checked.vote
                 attempts.extend(chosen.attempts)
@@ -243,11 +245,8 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
             error = attempt.error
             assert error is not None
             failed_code.add(key if key is not None else code_key(code))
-            line = yield from checked_import(error, code, imports, number, step)
-            if line:
-                # No model call for one line: the import goes on top and the attempt runs again.
-                imports.append(line)
-                yield Notice("install", f"attempt {number} failed: {error.one_line()} — added `{line}` "
+            if mended := (yield from mends.find(attempt, step)):  # one right change: no model call
+                yield Notice("install", f"attempt {number} failed: {error.one_line()} — {mended} "
                              "and running it again (no model call)", attempt=number, step=step)
                 rerun = True
                 continue

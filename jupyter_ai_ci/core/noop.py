@@ -9,13 +9,18 @@ values" questions), and nothing else in the run could see it: the result is show
 
 So an attempt whose output holds that warning about a line of its own code is a failed attempt,
 its error made from the warning: it is undone like any other, and its fix request carries pandas'
-own advice.  A warning from inside a library, or naming no line, is left alone.  Only this
+own advice.  A warning from inside a library, or naming no line, is left alone.
+
+Its commonest form has one right change, which the run makes itself with no model call
+(``assignment``; core/mends.py): ``df['col'].fillna(0, inplace=True)`` becomes
+``df['col'] = df['col'].fillna(0)``, the assignment pandas' own warning points to.  Only this
 warning: pandas 2's ``FutureWarning`` about the same code is not an error (the change does reach
 the DataFrame there), and a ``SettingWithCopyWarning`` may or may not mean one.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -75,6 +80,59 @@ def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> Error
         # nor does a link it cannot follow.
         shown = _HEAD.sub(r"line \1: ChainedAssignmentError: ", _DOCS.sub("", printed), count=1)
         return ErrorInfo(NOOP_ENAME, f"{first} at `{line[:200]}`: the change never reached the DataFrame", shown)
+    return None
+
+
+# The inplace methods whose result, assigned back to the selection, is the change meant: each maps
+# values to values on the same index.  Not dropna, sort_values, drop_duplicates: assigned back,
+# pandas aligns them on the index again, so the rows they drop or move would come back.
+_VALUE_METHODS = frozenset({"fillna", "ffill", "bfill", "replace", "interpolate", "clip", "where", "mask"})
+
+
+def _selection(node: ast.expr) -> bool:
+    """``df['col']``, ``df.col``, ``df.loc[rows, 'col']``: one selection from a named object, which an
+    assignment reaches.  A selection of a selection (``df[mask]['col']``) would be chained again."""
+    if isinstance(node, ast.Subscript):
+        base = node.value
+        if isinstance(base, ast.Attribute) and base.attr in ("loc", "iloc"):
+            base = base.value
+        return isinstance(base, ast.Name)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+
+
+def assignment(line: str) -> str:
+    """``line`` -- ``SELECTION.method(..., inplace=True)``, alone on its line -- as the assignment
+    that makes the change on the DataFrame: ``SELECTION = SELECTION.method(...)``, in the model's own
+    spelling ("" for any other line: the model is asked, as for any error)."""
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return ""
+    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _VALUE_METHODS and _selection(call.func.value)):
+        return ""
+    flags = [k for k in call.keywords if k.arg == "inplace"]
+    if (len(flags) != 1 or not isinstance(flags[0].value, ast.Constant) or flags[0].value.value is not True
+            or any(k.arg is None for k in call.keywords)):  # **options could hold another inplace
+        return ""
+    source = line.strip()
+    target = ast.get_source_segment(source, call.func.value)
+    kept = [ast.get_source_segment(source, a) for a in [*call.args, *(k for k in call.keywords if k.arg != "inplace")]]
+    if target is None or None in kept:
+        return ""
+    comment = source[len(ast.get_source_segment(source, call) or source):].strip()  # the model's own, kept
+    return (f"{target} = {target}.{call.func.attr}({', '.join(str(k) for k in kept)})"
+            + (f"  {comment}" if comment.startswith("#") else ""))
+
+
+def rewrite(results: Sequence[ExecutionResult], code: Sequence[str]) -> tuple[str, str] | None:
+    """The line of ``code`` pandas says changed a copy, and the assignment to run instead (None when
+    there is no such warning, or the line is not one ``assignment`` knows)."""
+    for result in results:
+        found = _ours(result.output, code)
+        if found is not None and (instead := assignment(found[1])):
+            return found[1], instead
     return None
 
 

@@ -65,6 +65,7 @@ class RunView:
         if notice.kind == "attempt" and section is not None:
             section.attempt = notice.attempt
             section.failed = ""  # the same code again after an install is a new attempt
+            section.blocks.clear()  # its cells as they run now: once, not once per attempt (a mend, an install)
             return
         if notice.kind == "retrying" and section is not None and section.attempt:
             error = next((r.error for _, r in section.blocks if r is not None and r.error is not None), None)

@@ -300,6 +300,17 @@ def test_a_candidates_missing_import_costs_no_model_call() -> None:
     assert outcome.cells[0].code == "import numpy as np\nnp.mean([76])"
 
 
+def test_a_candidates_inplace_change_on_a_copy_is_mended_with_no_model_call() -> None:
+    warned = ("/tmp/ipykernel_1/2.py:1: ChainedAssignmentError: A value is being set on a copy of a DataFrame or "
+              "Series through chained assignment using an inplace method.\n  df['a'].fillna(0, inplace=True)\n")
+    k = Kernel([py("a"), py("df['a'].fillna(0, inplace=True)\ndf['a'].sum()")],
+               [ExecutionResult(result="76"), ExecutionResult(output=warned, result="70"),
+                ExecutionResult(result="76")])
+    outcome = k.run()
+    assert len(k.calls) == 2 and summarize(outcome).what() == "done · 2 of 2 candidates agree"
+    assert outcome.cells[0].code == "df['a'] = df['a'].fillna(0)\ndf['a'].sum()"
+
+
 def test_the_token_budget_stops_asking_for_candidates() -> None:
     first = next(agent_loop("How many said yes in survey.csv?", "", LoopSettings()))
     assert isinstance(first, CallModel)

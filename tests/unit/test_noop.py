@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jupyter_ai_ci.core.fixes import fix_request, restart_note
-from jupyter_ai_ci.core.noop import NOOP_ENAME, noop_error, warned, without_warning
+from jupyter_ai_ci.core.mends import Mends
+from jupyter_ai_ci.core.noop import NOOP_ENAME, assignment, noop_error, rewrite, warned, without_warning
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import Attempt, ErrorInfo, ExecutionResult
 
@@ -97,3 +100,48 @@ def test_a_chained_assignment_error_really_raised_is_fixed_as_any_exception() ->
     fix = fix_request(["df['a'].fillna(0, inplace=True)"], [ExecutionResult(error=raised)], LoopSettings())
     assert fix.startswith("The code you wrote raised ChainedAssignmentError: A value is being set on a copy")
     assert NOOP_ENAME != raised.ename
+
+
+@pytest.mark.parametrize(("line", "instead"), [
+    ("df['a'].fillna(0, inplace=True)", "df['a'] = df['a'].fillna(0)"),
+    ("sensors['temperature'].ffill(inplace=True)", "sensors['temperature'] = sensors['temperature'].ffill()"),
+    ("df.a.fillna(df.a.mean(), inplace=True)", "df.a = df.a.fillna(df.a.mean())"),
+    ("df.loc[df.g == 'b', 'a'].fillna(value=0, inplace=True)",
+     "df.loc[df.g == 'b', 'a'] = df.loc[df.g == 'b', 'a'].fillna(value=0)"),
+    ("df['a'].replace('?', np.nan, inplace=True)  # clean", "df['a'] = df['a'].replace('?', np.nan)  # clean"),
+    ("    df[c].clip(lower=0, inplace=True);", "df[c] = df[c].clip(lower=0)"),
+])
+def test_an_inplace_method_on_one_selection_is_the_assignment_in_the_models_spelling(line: str, instead: str) -> None:
+    assert assignment(line) == instead
+
+
+@pytest.mark.parametrize("line", [
+    "df[mask]['a'].fillna(0, inplace=True)",  # a selection of a selection: chained again
+    "df['a'].dropna(inplace=True)",  # assigned back, pandas aligns on the index: the rows come back
+    "df['a'].sort_values(inplace=True)",
+    "df['a'].fillna(0, inplace=False)",
+    "df['a'].fillna(0, **options, inplace=True)",  # the options could say inplace again
+    "df['a'].fillna(0)",
+    "x = df['a'].fillna(0, inplace=True)",
+    "df['a'][1] = 5",  # chained assignment, not an inplace method: no single right change
+    "df['a'].fillna(0, inplace=True); df['b'].fillna(0, inplace=True)",
+    "df['a'].fillna(0,",  # a statement over several lines: the warning shows its first
+    "get()['a'].fillna(0, inplace=True)",
+])
+def test_any_other_line_is_left_to_the_model(line: str) -> None:
+    assert assignment(line) == ""
+
+
+def test_a_mend_replaces_the_line_the_warning_names_wherever_the_code_holds_it() -> None:
+    code = ("import pandas as pd", "for c in ['a']:\n    df['a'].fillna(0, inplace=True)\nprint(df)")
+    found = rewrite([ExecutionResult(output="x\n"), ExecutionResult(output=INPLACE)], code)
+    assert found == ("df['a'].fillna(0, inplace=True)", "df['a'] = df['a'].fillna(0)")
+    assert rewrite([ExecutionResult(output=SETITEM)], CODE) is None  # warned, but no mend for it
+    mends = Mends(["import numpy as np"], dict([found]))
+    assert mends.code(code) == ["import numpy as np\nimport pandas as pd",
+                                "for c in ['a']:\n    df['a'] = df['a'].fillna(0)\nprint(df)"]
+    reply = "Fill it:\n```python\ndf['a'].fillna(0, inplace=True)\n```"
+    assert mends.text(reply) == "Fill it:\n```python\ndf['a'] = df['a'].fillna(0)\n```"
+    other = mends.copy()
+    other.lines["x"] = "y"
+    assert "x" not in mends.lines  # a candidate's mends are its own
