@@ -28,6 +28,12 @@ from jupyter_ai_ci.safety.undostack import Limits
 
 ATTRIBUTE = "_jupyter_ai_ci_transaction"
 LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last exception, as at the checkpoint
+# The numbers of the history's cells that an attempt ran and a rollback undid.  These executors run
+# an attempt's cells as the kernel's own (stored in its history, as cells the panel inserts are),
+# so a later request's context would list a failed attempt's code and output among the cells
+# that ran (context/kernel_state.py leaves them out); the magic runs its attempts unstored.
+UNDONE_CELLS = "_jupyter_ai_ci_undone_cells"
+_ATTEMPT_CELLS = "_jupyter_ai_ci_attempt_cells"  # [first, end]: the open attempt's, end set when held
 _LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 
 
@@ -60,8 +66,16 @@ def kernel_side(request: str) -> str:
         tx.max_bytes = args["max_bytes"]
         report = tx.begin(args["code"])
         setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
+        setattr(shell, _ATTEMPT_CELLS, [shell.execution_count, None])
     elif args["op"] == "rollback":
         report = tx.rollback(only_changed=bool(args.get("only_changed")))
+        first, end = getattr(shell, _ATTEMPT_CELLS, None) or (shell.execution_count, None)
+        # A held candidate rolled back later: only its own cells, not those the person ran since.
+        undone = getattr(shell, UNDONE_CELLS, None)
+        if not isinstance(undone, set):
+            undone = set()
+            setattr(shell, UNDONE_CELLS, undone)
+        undone.update(range(first, shell.execution_count if end is None else end))
         # The failed attempt's exception is not the user's: the next request's context
         # must still tell the user's own last error (context/last_error.py), not ours.
         for name, value in (getattr(shell, LAST_ERROR, None) or {}).items():
@@ -72,6 +86,8 @@ def kernel_side(request: str) -> str:
                 setattr(sys, name, value)
     elif args["op"] == "hold":
         report = tx.seal()
+        if isinstance(cells := getattr(shell, _ATTEMPT_CELLS, None), list):
+            cells[1] = shell.execution_count
     else:
         kept = tx.handover()
         stack = undostack.stack_of(shell, keep, memory)

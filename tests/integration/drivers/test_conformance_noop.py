@@ -61,8 +61,10 @@ async def test_the_conversation_holds_the_code_as_it_ran_for_a_follow_up(
         # The follow-up's conversation holds the line the kernel ran, not the one that changed
         # nothing: a small model copies what its own earlier reply says.
         earlier = [m["content"] for m in s.requests[1]["messages"] if m["role"] == "assistant"]
-        assert len(earlier) == 1 and "inplace=True" not in earlier[0], (s.driver, earlier)
-        assert "sales['price'] = sales['price'].fillna(sales['price'].mean())" in earlier[0], s.driver
+        assert len(earlier) == 1 and "sales['price'] = sales['price'].fillna(sales['price'].mean())" in earlier[0]
+        # Nor is the undone attempt among the cells that ran (the panel and MCP run an attempt's
+        # cells as the kernel's own, in its history): nothing of it is left, in the kernel or told.
+        assert "inplace=True" not in s.texts()[1], (s.driver, s.texts()[1][-1500:])
 
 
 async def test_a_chained_assignment_the_run_cannot_mend_is_the_models_to_fix_in_every_driver(

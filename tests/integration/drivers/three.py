@@ -181,7 +181,9 @@ async def sidebar(server: ScriptedOpenAIServer, jp_fetch: Any, jp_ws_fetch: Any,
                     ran += 1
                     ws.write_message(json.dumps({"type": "executed", "id": msg["id"], "status": status,
                                                  "cell_id": f"gen-{ran}", "outputs": outputs}))
-                    cells.append({"source": msg["code"], "output": _text(outputs)})  # a later ask sends it
+                    # A later ask sends it; a fix's first cell takes the place of the failed attempt's.
+                    cells = [c for c in cells if c.get("id") not in msg.get("replace", [])]
+                    cells.append({"source": msg["code"], "output": _text(outputs), "id": f"gen-{ran}"})
                 elif msg["type"] == "approve":  # as the user does: Approve or Reject
                     approvals.append(msg)
                     ws.write_message(json.dumps({"type": "approval", "id": msg["id"], "approved": approve}))
