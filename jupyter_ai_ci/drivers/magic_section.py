@@ -82,9 +82,20 @@ class Section:
             self._cached = (key, self._html(model, open_, bare))
         return self._cached[1]
 
+    def _as_ran(self) -> str:
+        """The reply, its code as it ran: what the run mended by itself (an import added, a line that
+        changed a copy run as an assignment: core/mends.py) shows in the code, not only in a note."""
+        text = self.text
+        # strict=False: an attempt under way has run fewer blocks than the reply holds.
+        for written, ran in zip(python_blocks(text), (code for code, _ in self.blocks), strict=False):
+            if written != ran:
+                text = text.replace(written, ran, 1)
+        return text
+
     def _markdown(self) -> str:
-        if self._rendered[0] != self.text:  # the same text shows again when the attempt runs or ends
-            self._rendered = (self.text, markdown_html(self.text) if self.text.strip() else "")
+        text = self._as_ran()
+        if self._rendered[0] != text:  # the same text shows again when the attempt runs or ends
+            self._rendered = (text, markdown_html(text) if text.strip() else "")
         return self._rendered[1]
 
     def _html(self, model: str, open_: bool, bare: bool) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from jupyter_ai_ci.core import prompts
@@ -169,6 +172,21 @@ def test_one_line_for_every_ending() -> None:
     assert summarize(outcome("refused", reason="refused by policy: x")).line().startswith("✗ refused by policy: x")
     assert summarize(Outcome("answered", answer="It has 3 rows.", requests=1, usage=Usage(5, 5))).sentence() == \
         "Answered without code · 10 tokens."
+
+
+def test_an_attempt_run_again_mended_shows_its_code_as_it_ran_once() -> None:
+    """A mend (core/mends.py) runs the same reply again, changed: the section shows the code that ran
+    and its cells once, not the line that changed a copy beside the assignment."""
+    view = RunView("m")
+    view.started(CallModel((), "first"))
+    view.current.text = "Fill:\n" + code("df['a'].fillna(0, inplace=True)")  # type: ignore[union-attr]
+    view.current.streaming = False  # type: ignore[union-attr]
+    mended = "import pandas as pd\ndf['a'] = df['a'].fillna(0)"
+    for number, ran in ((1, "df['a'].fillna(0, inplace=True)"), (2, mended)):
+        view.notice(Notice("attempt", f"attempt {number}: running 1 cell", attempt=number))
+        view.current.blocks.append((ran, ExecutionResult(output="done")))  # type: ignore[union-attr]
+    shown = html.unescape(re.sub("<[^>]+>", "", view.html()))  # as read, highlighting aside
+    assert "✓ attempt 2 · 1 cell" in shown and "inplace" not in shown and mended in shown, shown
 
 
 def test_the_views_text_has_no_markup_and_folds_at_the_end() -> None:
