@@ -54,7 +54,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         entries.push({ kind: 'model', text: String(msg.text), purpose });
         return true;
       }
-      if (msg.kind === 'retrying') {
+      if (msg.kind === 'retrying' || (msg.kind === 'install' && String(msg.text).startsWith('attempt '))) {
+        // Fixed by the model, or mended by the run with no model call (core/mends.py).
         failedCheck(entries, Number(msg.attempt) || 0, String(msg.text));
       }
       if (msg.kind === 'candidate') {
@@ -134,7 +135,8 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
 
 /**
  * An attempt retried although its cells ran (a chart that contradicts the request,
- * ``core/chartcheck.py``): its last cell read "✓ cell ran" above the line saying it failed.
+ * ``core/chartcheck.py``; a change pandas made on a copy, ``core/noop.py``): its last cell read
+ * "✓ cell ran" above the line saying it failed.
  */
 function failedCheck(entries: Entry[], attempt: number, notice: string): void {
   for (let i = entries.length - 1; i >= 0 && entries[i].kind !== 'user'; i--) {
@@ -143,7 +145,7 @@ function failedCheck(entries: Entry[], attempt: number, notice: string): void {
       if (entry.status === 'ok') {
         entry.status = 'error';
         entry.failedCheck = true;
-        entry.error = /failed: (.*?) — asking/.exec(notice)?.[1];
+        entry.error = /failed: (.*) — /.exec(notice)?.[1];
       }
       return;
     }

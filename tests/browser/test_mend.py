@@ -34,6 +34,8 @@ def test_the_panel_runs_the_assignment_in_the_cell_that_failed(
     wait_idle(page)
     assert "Done in 2 attempts" in page.locator(ENDS).last.inner_text() and len(model.requests) == 1
     assert panel.locator(".jp-aici-notice", has_text=SAID).count() == 1
+    # The first attempt's cell ran, but the attempt failed: not a tick.
+    assert panel.locator(".jp-aici-run", has_text="cell ran, but failed the check").count() == 1
     cells = page.locator(".jp-Notebook .jp-Cell")
     # The failed attempt's cell was replaced: one generated cell, the line as it ran, no warning.
     assert cells.count() == 2, [source(cells.nth(i)) for i in range(cells.count())]
