@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 # A fence opens with ``` or ~~~ (3 or more) and an optional info string; it is
@@ -24,14 +25,9 @@ class CodeBlock:
         return self.language in PYTHON_NAMES
 
 
-def extract_code_blocks(text: str) -> list[CodeBlock]:
-    """Return the fenced code blocks of a Markdown reply, in order.
-
-    An unterminated final fence still counts (a reply cut off by max tokens
-    should not lose its code; the syntax check catches a real truncation).
-    """
-    blocks: list[CodeBlock] = []
-    lines = text.splitlines()
+def _fences(lines: Sequence[str]) -> Iterator[tuple[str, int, int, int]]:
+    """Each fenced block of ``lines``: its language, the opening fence's indent, and the range of
+    its body's lines (an unterminated final fence runs to the end)."""
     i = 0
     while i < len(lines):
         m = _FENCE_OPEN.match(lines[i])
@@ -41,9 +37,7 @@ def extract_code_blocks(text: str) -> list[CodeBlock]:
         fence = m.group("fence")
         info = m.group("info").strip()
         language = info.split()[0].lower().lstrip("{.").rstrip("}") if info else ""
-        indent = len(m.group("indent"))
-        body: list[str] = []
-        i += 1
+        start = i = i + 1
         while i < len(lines):
             stripped = lines[i].lstrip(" ")
             if (
@@ -52,13 +46,27 @@ def extract_code_blocks(text: str) -> list[CodeBlock]:
                 and stripped.rstrip() == fence[0] * len(stripped.rstrip())
             ):
                 break
-            line = lines[i]
-            # CommonMark: remove up to the opening fence's indentation.
-            body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
             i += 1
+        yield language, len(m.group("indent")), start, i
         i += 1
-        blocks.append(CodeBlock(language, "\n".join(body)))
-    return blocks
+
+
+def extract_code_blocks(text: str) -> list[CodeBlock]:
+    """Return the fenced code blocks of a Markdown reply, in order.
+
+    An unterminated final fence still counts (a reply cut off by max tokens
+    should not lose its code; the syntax check catches a real truncation).
+    """
+    lines = text.splitlines()
+    # CommonMark: each body line loses up to the opening fence's indentation.
+    return [CodeBlock(language, "\n".join(line[min(indent, len(line) - len(line.lstrip(" "))):]
+                                          for line in lines[start:end]))
+            for language, indent, start, end in _fences(lines)]
+
+
+def fenced_lines(text: str) -> set[int]:
+    """The numbers of ``text.split("\\n")``'s lines that are inside a fenced block's body."""
+    return {n for _, _, start, end in _fences(text.split("\n")) for n in range(start, end)}
 
 
 def python_blocks(text: str) -> list[str]:

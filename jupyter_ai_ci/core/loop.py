@@ -161,8 +161,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         repeated = False  # the model was asked again after sending back failed code
         mends = Mends()  # what the run changed in the model's code by itself (core/mends.py)
         while True:
-            if (text := mends.text(reply.text)) != reply.text:  # the conversation holds the code as it ran
-                reply, messages[-1] = replace(reply, text=text), Message("assistant", text)
+            reply = mends.said(reply, messages)  # the conversation holds the code as it ran
             code = mends.code(python_blocks(reply.text))
             others = sorted({b.language for b in extract_code_blocks(reply.text)
                              if b.language and not b.is_python})

@@ -89,6 +89,26 @@ def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> Error
 _VALUE_METHODS = frozenset({"fillna", "ffill", "bfill", "replace", "interpolate", "clip", "where", "mask"})
 
 
+# What a DataFrame or Series is besides its columns: ``df.T = …`` or ``df.values = …`` is no column.
+_NOT_COLUMNS = frozenset({"T", "values", "index", "columns", "str", "dt", "cat", "array", "loc", "iloc", "at",
+                          "iat", "plot", "sparse", "style", "attrs", "flags", "axes", "shape", "dtypes", "name"})
+# Calls a selection may make and be the same rows when made twice (the assignment makes it again).
+_PURE_CALLS = frozenset({"isna", "notna", "isnull", "notnull", "isin", "between", "eq", "ne", "lt", "le", "gt",
+                         "ge", "contains", "startswith", "endswith", "duplicated"})
+
+
+def _same_twice(node: ast.expr) -> bool:
+    """Whether ``node`` selects the same rows when evaluated twice: ``df[cols.pop()]`` or
+    ``df.loc[df.sample(3).index]`` would not, and the assignment would change other rows."""
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda)):
+            return False
+        if isinstance(inner, ast.Call) and not (isinstance(inner.func, ast.Attribute)
+                                                and inner.func.attr in _PURE_CALLS):
+            return False
+    return True
+
+
 def _selection(node: ast.expr) -> bool:
     """``df['col']``, ``df.col``, ``df.loc[rows, 'col']``: one selection from a named object, which an
     assignment reaches.  A selection of a selection (``df[mask]['col']``) would be chained again."""
@@ -96,8 +116,8 @@ def _selection(node: ast.expr) -> bool:
         base = node.value
         if isinstance(base, ast.Attribute) and base.attr in ("loc", "iloc"):
             base = base.value
-        return isinstance(base, ast.Name)
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        return isinstance(base, ast.Name) and _same_twice(node.slice)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr not in _NOT_COLUMNS
 
 
 def assignment(line: str) -> str:
@@ -126,14 +146,16 @@ def assignment(line: str) -> str:
             + (f"  {comment}" if comment.startswith("#") else ""))
 
 
-def rewrite(results: Sequence[ExecutionResult], code: Sequence[str]) -> tuple[str, str] | None:
-    """The line of ``code`` pandas says changed a copy, and the assignment to run instead (None when
-    there is no such warning, or the line is not one ``assignment`` knows)."""
+def rewrites(results: Sequence[ExecutionResult], code: Sequence[str]) -> list[tuple[str, str]]:
+    """Each line of ``code`` pandas says changed a copy, with the assignment to run instead (those
+    ``assignment`` knows; all of them, so that code with several runs once more, not once for each)."""
+    lines = {line.strip() for block in code for line in block.splitlines() if line.strip()}
+    found: dict[str, str] = {}
     for result in results:
-        found = _ours(result.output, code)
-        if found is not None and (instead := assignment(found[1])):
-            return found[1], instead
-    return None
+        for _, line in warned(result.output) if "ChainedAssignmentError" in result.output else ():
+            if line in lines and line not in found and (instead := assignment(line)):
+                found[line] = instead
+    return list(found.items())
 
 
 def without_warning(output: str, code: Sequence[str]) -> str:

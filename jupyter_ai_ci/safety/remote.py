@@ -66,16 +66,11 @@ def kernel_side(request: str) -> str:
         tx.max_bytes = args["max_bytes"]
         report = tx.begin(args["code"])
         setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
-        setattr(shell, _ATTEMPT_CELLS, [shell.execution_count, None])
+        setattr(shell, _ATTEMPT_CELLS, [_cells_now(shell), None])
     elif args["op"] == "rollback":
         report = tx.rollback(only_changed=bool(args.get("only_changed")))
-        first, end = getattr(shell, _ATTEMPT_CELLS, None) or (shell.execution_count, None)
-        # A held candidate rolled back later: only its own cells, not those the person ran since.
-        undone = getattr(shell, UNDONE_CELLS, None)
-        if not isinstance(undone, set):
-            undone = set()
-            setattr(shell, UNDONE_CELLS, undone)
-        undone.update(range(first, shell.execution_count if end is None else end))
+        if report.supported:  # an attempt was open: its cells are undone (nothing else's)
+            _forget_cells(shell)
         # The failed attempt's exception is not the user's: the next request's context
         # must still tell the user's own last error (context/last_error.py), not ours.
         for name, value in (getattr(shell, LAST_ERROR, None) or {}).items():
@@ -86,9 +81,10 @@ def kernel_side(request: str) -> str:
                 setattr(sys, name, value)
     elif args["op"] == "hold":
         report = tx.seal()
-        if isinstance(cells := getattr(shell, _ATTEMPT_CELLS, None), list):
-            cells[1] = shell.execution_count
+        if isinstance(cells := getattr(shell, _ATTEMPT_CELLS, None), list) and len(cells) == 2:
+            cells[1] = _cells_now(shell)  # the person's cells run after this are theirs
     else:
+        setattr(shell, _ATTEMPT_CELLS, None)
         kept = tx.handover()
         stack = undostack.stack_of(shell, keep, memory)
         if keep > 0 and args.get("request"):
@@ -98,6 +94,31 @@ def kernel_side(request: str) -> str:
         why = stack.notes.pop(args.get("request", ""), "")
         report = TransactionReport(not_saved=(why,) if why else ())
     return json.dumps(asdict(report))
+
+
+def _cells_now(shell: Any) -> int:
+    """The number the next cell stored in the history will have (its position in the history, as
+    context/kernel_state.py reads it)."""
+    return len(undostack.history_of(shell))
+
+
+def _forget_cells(shell: Any) -> None:
+    """Record the open attempt's cells as undone, and close its range.  The range lives on the shell,
+    where the attempt's own code could have changed it: anything but two numbers within the history
+    is not used (what a later request is told is at stake, not the undo)."""
+    cells = getattr(shell, _ATTEMPT_CELLS, None)
+    setattr(shell, _ATTEMPT_CELLS, None)
+    now = _cells_now(shell)
+    if not (isinstance(cells, list) and len(cells) == 2 and type(cells[0]) is int
+            and (cells[1] is None or type(cells[1]) is int)):
+        return
+    first, end = cells[0], now if cells[1] is None else cells[1]
+    if 0 <= first <= end <= now:
+        undone = getattr(shell, UNDONE_CELLS, None)
+        if not isinstance(undone, set):
+            undone = set()
+            setattr(shell, UNDONE_CELLS, undone)
+        undone.update(range(first, end))
 
 
 def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str, Any]:

@@ -54,7 +54,7 @@ export function show(entries: Entry[], msg: ServerMessage, path: string): boolea
         entries.push({ kind: 'model', text: String(msg.text), purpose });
         return true;
       }
-      if (msg.kind === 'retrying' || (msg.kind === 'install' && String(msg.text).startsWith('attempt '))) {
+      if (msg.kind === 'retrying' || (msg.kind === 'install' && /^(attempt|candidate) \d+/.test(String(msg.text)))) {
         // Fixed by the model, or mended by the run with no model call (core/mends.py).
         failedCheck(entries, Number(msg.attempt) || 0, String(msg.text));
       }
@@ -145,7 +145,7 @@ function failedCheck(entries: Entry[], attempt: number, notice: string): void {
       if (entry.status === 'ok') {
         entry.status = 'error';
         entry.failedCheck = true;
-        entry.error = /failed: (.*) — /.exec(notice)?.[1];
+        entry.error = /failed: (.*?) — (?:asking|added|wrote) /.exec(notice)?.[1];
       }
       return;
     }

@@ -195,3 +195,42 @@ def test_history_records_are_kept_until_their_cell_changes(ip: Any) -> None:
     raw[number] = "c = 5"  # the history restarted: another cell at that number
     assert history_cells(ip, tracker)[-3].source == "c = 5"
     assert "c = 5" in gather_context(ip, "anything", (), 3000).text
+
+
+def test_an_undone_attempts_cells_leave_the_history_a_request_is_told(ip: Any) -> None:
+    """The panel and MCP run an attempt's cells as the kernel's own (stored in its history); once
+    rolled back they are not among the cells a later request is told ran (safety/remote.py).  Only
+    an attempt's own cells: not a committed one's, not the person's, not after a stray rollback."""
+    import json
+
+    from jupyter_ai_ci.context.kernel_state import history_cells
+    from jupyter_ai_ci.safety import remote
+
+    def tx(op: str, **extra: Any) -> dict[str, Any]:
+        return dict(json.loads(remote.kernel_side(json.dumps({"op": op, "code": ["x"], "max_bytes": 1 << 20,
+                                                             "request": "", **extra}))))
+
+    def told() -> list[str]:
+        return [c.source for c in history_cells(ip, tracker_for(ip))]
+
+    run(ip, "mine = 1")
+    tx("checkpoint")
+    run(ip, "failed_try = 1")  # an attempt that failed: undone
+    assert tx("rollback")["supported"]
+    tx("checkpoint")
+    run(ip, "kept_try = 2")  # one that worked: committed, stays
+    tx("commit")
+    run(ip, "theirs = 3")
+    assert not tx("rollback")["supported"]  # no attempt open: nothing is hidden
+    tx("checkpoint")
+    run(ip, "held_try = 4")  # a held one (a fix offered), the person's cell, then rejected
+    tx("hold")
+    run(ip, "after_hold = 5")
+    tx("rollback", only_changed=True)
+    tx("checkpoint")
+    run(ip, "tampered_try = 6", f"get_ipython().{remote._ATTEMPT_CELLS} = [-10**12, None]")
+    tx("rollback")  # its own code spoiled the range: nothing is hidden rather than the wrong cells
+    shown = told()
+    assert "failed_try = 1" not in shown and "held_try = 4" not in shown, shown
+    for kept in ("mine = 1", "kept_try = 2", "theirs = 3", "after_hold = 5", "tampered_try = 6"):
+        assert kept in shown, (kept, shown)

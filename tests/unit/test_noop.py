@@ -6,9 +6,9 @@ import pytest
 
 from jupyter_ai_ci.core.fixes import fix_request, restart_note
 from jupyter_ai_ci.core.mends import Mends
-from jupyter_ai_ci.core.noop import NOOP_ENAME, assignment, noop_error, rewrite, warned, without_warning
+from jupyter_ai_ci.core.noop import NOOP_ENAME, assignment, noop_error, rewrites, warned, without_warning
 from jupyter_ai_ci.core.settings import LoopSettings
-from jupyter_ai_ci.events import Attempt, ErrorInfo, ExecutionResult
+from jupyter_ai_ci.events import Attempt, ErrorInfo, ExecutionResult, Message, ModelReply
 
 # As a real kernel printed it (pandas 3.1, Python 3.11), then the code's own print.
 INPLACE = (
@@ -110,6 +110,8 @@ def test_a_chained_assignment_error_really_raised_is_fixed_as_any_exception() ->
      "df.loc[df.g == 'b', 'a'] = df.loc[df.g == 'b', 'a'].fillna(value=0)"),
     ("df['a'].replace('?', np.nan, inplace=True)  # clean", "df['a'] = df['a'].replace('?', np.nan)  # clean"),
     ("    df[c].clip(lower=0, inplace=True);", "df[c] = df[c].clip(lower=0)"),
+    ("df.loc[df['a'].isna(), 'b'].fillna(0, inplace=True)",
+     "df.loc[df['a'].isna(), 'b'] = df.loc[df['a'].isna(), 'b'].fillna(0)"),
 ])
 def test_an_inplace_method_on_one_selection_is_the_assignment_in_the_models_spelling(line: str, instead: str) -> None:
     assert assignment(line) == instead
@@ -127,21 +129,65 @@ def test_an_inplace_method_on_one_selection_is_the_assignment_in_the_models_spel
     "df['a'].fillna(0, inplace=True); df['b'].fillna(0, inplace=True)",
     "df['a'].fillna(0,",  # a statement over several lines: the warning shows its first
     "get()['a'].fillna(0, inplace=True)",
+    # The assignment evaluates the selection again: it must be the same rows the second time.
+    "df[cols.pop()].fillna(0, inplace=True)",
+    "df.loc[df.sample(3).index, 'a'].fillna(0, inplace=True)",
+    "df[(c := 'a')].fillna(0, inplace=True)",
+    "df.T.fillna(0, inplace=True)",  # pandas warns, but df.T is no column to assign
+    "df.values.clip(0, inplace=True)",
 ])
 def test_any_other_line_is_left_to_the_model(line: str) -> None:
     assert assignment(line) == ""
 
 
-def test_a_mend_replaces_the_line_the_warning_names_wherever_the_code_holds_it() -> None:
-    code = ("import pandas as pd", "for c in ['a']:\n    df['a'].fillna(0, inplace=True)\nprint(df)")
-    found = rewrite([ExecutionResult(output="x\n"), ExecutionResult(output=INPLACE)], code)
-    assert found == ("df['a'].fillna(0, inplace=True)", "df['a'] = df['a'].fillna(0)")
-    assert rewrite([ExecutionResult(output=SETITEM)], CODE) is None  # warned, but no mend for it
-    mends = Mends(["import numpy as np"], dict([found]))
+def run_find(mends: Mends, attempt: Attempt) -> str:
+    """``Mends.find`` as the loop drives it (a NameError would ask the kernel where a module is from)."""
+    found = mends.find(attempt, 1)
+    try:
+        next(found)
+    except StopIteration as done:
+        return str(done.value)
+    raise AssertionError("asked the kernel")
+
+
+def test_a_mend_replaces_the_lines_the_warnings_name_wherever_the_code_holds_them() -> None:
+    code = ("import pandas as pd", "for c in ['a']:\n    df['a'].fillna(0, inplace=True)\nprint(df)",
+            "df['b'].ffill(inplace=True)")
+    second = INPLACE.replace(":2:", ":1:").replace("df['a'].fillna(0, inplace=True)", "df['b'].ffill(inplace=True)")
+    results = (ExecutionResult(output="x\n"), ExecutionResult(output=INPLACE), ExecutionResult(output=second))
+    # Both in one pass: code with two such lines runs once more, not twice.
+    assert rewrites(results, code) == [("df['a'].fillna(0, inplace=True)", "df['a'] = df['a'].fillna(0)"),
+                                       ("df['b'].ffill(inplace=True)", "df['b'] = df['b'].ffill()")]
+    assert rewrites([ExecutionResult(output=SETITEM)], CODE) == []  # warned, but no mend for it
+    error = noop_error(results, code)
+    assert error is not None
+    mends = Mends(["import numpy as np"])
+    failed = Attempt(1, 1, code, (*results[:2], ExecutionResult(output=second, error=error)))
+    assert run_find(mends, failed) == ("wrote `df['a'] = df['a'].fillna(0)` and `df['b'] = df['b'].ffill()` "
+                                       "for the lines that changed a copy")
+    assert run_find(mends, failed) == ""  # made already: the model's to fix if it fails again
     assert mends.code(code) == ["import numpy as np\nimport pandas as pd",
-                                "for c in ['a']:\n    df['a'] = df['a'].fillna(0)\nprint(df)"]
-    reply = "Fill it:\n```python\ndf['a'].fillna(0, inplace=True)\n```"
-    assert mends.text(reply) == "Fill it:\n```python\ndf['a'] = df['a'].fillna(0)\n```"
+                                "for c in ['a']:\n    df['a'] = df['a'].fillna(0)\nprint(df)",
+                                "df['b'] = df['b'].ffill()"]
     other = mends.copy()
     other.lines["x"] = "y"
     assert "x" not in mends.lines  # a candidate's mends are its own
+
+
+def test_no_mend_when_the_attempt_raised_something_else() -> None:
+    # The warning is in the output, but the attempt failed on another error: the model is asked (it
+    # is shown the warning); running it again first would cost a whole run for nothing.
+    raised = ExecutionResult(output=INPLACE, error=ErrorInfo("KeyError", "'zz'", "", lineno=3))
+    mends = Mends()
+    assert run_find(mends, Attempt(1, 1, CODE, (raised,))) == "" and mends.lines == {}
+
+
+def test_the_reply_is_mended_in_its_code_alone_and_in_the_conversation_that_holds_it() -> None:
+    mends = Mends(lines={"df['a'].fillna(0, inplace=True)": "df['a'] = df['a'].fillna(0)"})
+    reply = ModelReply("I ran\ndf['a'].fillna(0, inplace=True)\n```python\ndf['a'].fillna(0, inplace=True)\n```")
+    messages = [Message("user", "fill it"), Message("assistant", reply.text)]
+    said = mends.said(reply, messages)
+    assert said.text == "I ran\ndf['a'].fillna(0, inplace=True)\n```python\ndf['a'] = df['a'].fillna(0)\n```"
+    assert messages[-1] == Message("assistant", said.text)
+    other = [Message("assistant", "something else")]
+    assert mends.said(reply, other).text == said.text and other == [Message("assistant", "something else")]
