@@ -13,7 +13,7 @@ from typing import Any, Literal
 from jupyter_ai_ci.core.pictures import ShownFigure
 from jupyter_ai_ci.drivers.markdown import markdown_html, pre_html
 from jupyter_ai_ci.events import ExecutionResult, PURPOSE_LABELS
-from jupyter_ai_ci.text import head_tail, python_blocks
+from jupyter_ai_ci.text import fenced_lines, head_tail, python_blocks
 
 SHOWN_CHARS = 4000  # of one output or traceback inside a section
 LABELS: dict[str, str] = {**{str(k): v for k, v in PURPOSE_LABELS.items()}, "replayed": "replayed"}
@@ -88,8 +88,11 @@ class Section:
         text = self.text
         # strict=False: an attempt under way has run fewer blocks than the reply holds.
         for written, ran in zip(python_blocks(text), (code for code, _ in self.blocks), strict=False):
-            if written != ran:
-                text = text.replace(written, ran, 1)
+            fenced, at = fenced_lines(text), text.find(written)
+            while at >= 0 and text.count("\n", 0, at) not in fenced:  # the block, not a quote in the prose
+                at = text.find(written, at + 1)
+            if written != ran and at >= 0:
+                text = text[:at] + ran + text[at + len(written):]
         return text
 
     def _markdown(self) -> str:

@@ -179,14 +179,16 @@ def test_an_attempt_run_again_mended_shows_its_code_as_it_ran_once() -> None:
     and its cells once, not the line that changed a copy beside the assignment."""
     view = RunView("m")
     view.started(CallModel((), "first"))
-    view.current.text = "Fill:\n" + code("df['a'].fillna(0, inplace=True)")  # type: ignore[union-attr]
+    view.current.text = ("df['a'].fillna(0, inplace=True)\nis what I will run:\n"  # quoted first, in the prose
+                         + code("df['a'].fillna(0, inplace=True)"))  # type: ignore[union-attr]
     view.current.streaming = False  # type: ignore[union-attr]
     mended = "import pandas as pd\ndf['a'] = df['a'].fillna(0)"
     for number, ran in ((1, "df['a'].fillna(0, inplace=True)"), (2, mended)):
         view.notice(Notice("attempt", f"attempt {number}: running 1 cell", attempt=number))
         view.current.blocks.append((ran, ExecutionResult(output="done")))  # type: ignore[union-attr]
     shown = html.unescape(re.sub("<[^>]+>", "", view.html()))  # as read, highlighting aside
-    assert "✓ attempt 2 · 1 cell" in shown and "inplace" not in shown and mended in shown, shown
+    assert "✓ attempt 2 · 1 cell" in shown and mended in shown, shown
+    assert shown.count("inplace") == 1 and shown.index("inplace") < shown.index("is what I will run"), shown
 
 
 def test_the_views_text_has_no_markup_and_folds_at_the_end() -> None:
