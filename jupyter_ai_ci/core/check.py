@@ -59,7 +59,7 @@ def check(first: Attempt, request: str, anew: Sequence[Message], settings: LoopS
             raise
     stopped = early is not None and early.finish_reason == STOPPED
     chosen = yield from vote(first, anew, settings, approved, mends, over_budget, stopped)
-    said = early is not None and early.finish_reason not in (NO_ANSWER, STOPPED)
+    said = early is not None and early.came
     if early is None or (chosen.winner is not None and 1 in chosen.consensus.groups[0].candidates):
         return Checked(chosen, early, first.results)
     if said:

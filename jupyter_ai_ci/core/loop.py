@@ -31,7 +31,7 @@ from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.core.steps import next_step
 from jupyter_ai_ci.core.usage import over_budget as budget_problem
 from jupyter_ai_ci.events import (
-    NO_ANSWER, STOPPED, Action, Attempt, CallModel, Cell, Consensus, ErrorInfo, ExecutionResult, LoopGen,
+    Action, Attempt, CallModel, Cell, Consensus, ErrorInfo, ExecutionResult, LoopGen,
     Message, ModelReply, Notice, Outcome, Usage,
 )
 from jupyter_ai_ci.safety.missing import missing_module
@@ -129,7 +129,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
                                results=results)
         if isinstance(reply, str):
             return None  # the cells stand; an answer is not worth going over the budget
-        if reply.finish_reason in (NO_ANSWER, STOPPED):  # the driver said why
+        if not reply.came:  # the driver said why
             requests -= 1
             del messages[-2:]
         return reply
@@ -141,7 +141,7 @@ def agent_loop(request: str, context: str, settings: LoopSettings, history: Sequ
         """The run done with ``reply`` as its answer in words (said from ``also``, when not the cells')."""
         if reply is None:
             return outcome("success")
-        if reply.finish_reason in (NO_ANSWER, STOPPED):
+        if not reply.came:
             return outcome("success", unanswered=True)
         return grounded(prose(reply.text), also)
 

@@ -63,6 +63,12 @@ class ModelReply:
     # order; fewer than asked when the endpoint gave fewer (one that ignores ``n`` gives none).
     alternatives: tuple[str, ...] = ()
 
+    @property
+    def came(self) -> bool:
+        """Whether a reply came: not a call that failed (``NO_ANSWER``) or that the person stopped
+        (``STOPPED``), each said by the driver already."""
+        return self.finish_reason not in (NO_ANSWER, STOPPED)
+
 
 @dataclass(frozen=True)
 class ErrorInfo:
