@@ -57,15 +57,20 @@ def warned(output: str) -> list[tuple[str, str]]:
     return found
 
 
-def _ours(output: str, code: Sequence[str]) -> tuple[str, str] | None:
-    """The first warning about a line of ``code`` itself.  One raised inside a library (its own
-    chained assignment, which the model's code cannot change), or naming no line, is not the
-    attempt's doing: failing the attempt for it would spend the retries on code that is right."""
+def _own(output: str, code: Sequence[str]) -> list[tuple[str, str]]:
+    """The warnings about a line of ``code`` itself.  One raised inside a library (its own chained
+    assignment, which the model's code cannot change), or naming no line, is not the attempt's
+    doing: failing the attempt for it would spend the retries on code that is right."""
     found = warned(output)
     if not found:  # every attempt's output is read: the code's lines only when pandas warned
-        return None
+        return []
     lines = {line.strip() for block in code for line in block.splitlines() if line.strip()}
-    return next(((printed, line) for printed, line in found if line and line in lines), None)
+    return [(printed, line) for printed, line in found if line and line in lines]
+
+
+def _ours(output: str, code: Sequence[str]) -> tuple[str, str] | None:
+    """The first of ``_own``'s warnings (None when there is none)."""
+    return next(iter(_own(output, code)), None)
 
 
 def noop_error(results: Sequence[ExecutionResult], code: Sequence[str]) -> ErrorInfo | None:
@@ -149,11 +154,10 @@ def assignment(line: str) -> str:
 def rewrites(results: Sequence[ExecutionResult], code: Sequence[str]) -> list[tuple[str, str]]:
     """Each line of ``code`` pandas says changed a copy, with the assignment to run instead (those
     ``assignment`` knows; all of them, so that code with several runs once more, not once for each)."""
-    lines = {line.strip() for block in code for line in block.splitlines() if line.strip()}
     found: dict[str, str] = {}
     for result in results:
-        for _, line in warned(result.output) if "ChainedAssignmentError" in result.output else ():
-            if line in lines and line not in found and (instead := assignment(line)):
+        for _, line in _own(result.output, code):
+            if line not in found and (instead := assignment(line)):
                 found[line] = instead
     return list(found.items())
 
