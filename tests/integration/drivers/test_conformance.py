@@ -56,6 +56,16 @@ async def every_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[A
     return seen
 
 
+async def every_conversing_driver(server: ScriptedOpenAIServer, tmp_path: Path, jp: tuple[Any, Any, Any, Path],
+                                  setup: list[str], asked: list[str], replies: list[Reply]) -> list[three.Seen]:
+    """Requests asked one after another in the same notebook, through every driver that keeps a
+    conversation: ``%%ask``, the panel, the MCP server (the command line asks one per command)."""
+    jp_fetch, jp_ws_fetch, jp_serverapp, root = jp
+    return [await three.magic(server, tmp_path / "magic", setup, asked, replies),
+            await three.sidebar(server, jp_fetch, jp_ws_fetch, jp_serverapp, root, setup, asked, replies),
+            await three.mcp(server, tmp_path / "mcp", setup, asked, replies)]
+
+
 def request_section(seen: three.Seen) -> str:
     """The request as the model got it (after the context), from the first request."""
     first_user = next(m["content"] for m in seen.requests[0]["messages"] if m["role"] == "user")

@@ -11,8 +11,7 @@ from typing import Any
 from jupyter_ai_ci.context.since import CHANGED
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
-from . import three
-from .test_conformance import SETUP, py
+from .test_conformance import SETUP, every_conversing_driver, py
 
 
 async def test_a_follow_up_is_sent_after_the_earlier_request_as_it_was_sent_in_every_driver(
@@ -21,10 +20,8 @@ async def test_a_follow_up_is_sent_after_the_earlier_request_as_it_was_sent_in_e
     asked = ["Compute the total price of all sales and print it", "Now print the mean price too"]
     replies = [py("total = sales['price'].sum()\nprint(total)"),
                py("print(sales['price'].mean())", require="total: numpy.float64 = 8.0")]  # told of the new variable
-    seen = [await three.magic(model_server, tmp_path / "magic", SETUP, asked, replies),
-            await three.sidebar(model_server, jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir, SETUP, asked,
-                                replies),
-            await three.mcp(model_server, tmp_path / "mcp", SETUP, asked, replies)]
+    seen = await every_conversing_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                                         SETUP, asked, replies)
     for s in seen:
         assert s.status == "success" and len(s.requests) == 2, (s.driver, s.message)
         first, follow_up = (r["messages"] for r in s.requests)

@@ -14,8 +14,7 @@ import pytest
 
 from jupyter_ai_ci.testing import ScriptedOpenAIServer
 
-from . import three
-from .test_conformance import SETUP, every_driver, py
+from .test_conformance import SETUP, every_conversing_driver, every_driver, py
 
 pytestmark = pytest.mark.skipif(int(pd.__version__.split(".")[0]) < 3,
                                 reason="pandas 3 (Copy-on-Write) is what warns ChainedAssignmentError")
@@ -52,10 +51,8 @@ async def test_the_conversation_holds_the_code_as_it_ran_for_a_follow_up(
     replies = [py("sales['price'].fillna(sales['price'].mean(), inplace=True)\nprint(sales['price'].isna().sum())"),
                py("print(sales['price'].mean())",
                   require="sales['price'] = sales['price'].fillna(sales['price'].mean())")]
-    seen = [await three.magic(model_server, tmp_path / "magic", setup, asked, replies),
-            await three.sidebar(model_server, jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir, setup, asked,
-                                replies),
-            await three.mcp(model_server, tmp_path / "mcp", setup, asked, replies)]
+    seen = await every_conversing_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                                         setup, asked, replies)
     for s in seen:
         assert s.status == "success" and len(s.requests) == 2, (s.driver, s.message)
         # The follow-up's conversation holds the line the kernel ran, not the one that changed
