@@ -10,7 +10,7 @@ pytest-xdist 3.8 it cost the run: CI printed ``replacing crashed worker gw1`` an
 its 90 minutes were spent. The scheduler below mends the two ways that happens in xdist's own
 scope scheduler: the dead worker's finished files are queued again as empty units that never
 complete (pytest-xdist #1378), and a new worker handed one test waits for a second before it runs
-the first (#1327).
+the first (#1327). A unit handed to a worker that died before its crash was read goes back on the queue.
 """
 
 from __future__ import annotations
@@ -61,6 +61,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 if other in self.registered_collections:  # not one still collecting (it has no list yet)
                     self._reschedule(other)
             return crashed
+
+        def _assign_work_unit(self, node: Any) -> None:
+            # A worker can die after it reported a test and before that report is read here, its
+            # crash not yet seen: the unit it is handed then cannot be sent (CI, 5 Dec: "OSError:
+            # cannot send (already closed?)" ended the run). The unit goes back to the head of the
+            # queue; remove_node, which comes next, finds the test the worker died on as before.
+            try:
+                super()._assign_work_unit(node)
+            except OSError:
+                scope, unit = self.assigned_work[node].popitem()
+                self.workqueue[scope] = unit
+                self.workqueue.move_to_end(scope, last=False)
 
         def schedule(self) -> None:
             super().schedule()

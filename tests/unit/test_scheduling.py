@@ -12,6 +12,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,3 +44,50 @@ def test_a_crashed_worker_fails_its_one_test_and_the_run_ends(tmp_path: Path) ->
     assert "crashed while running 'test_a_crash.py::test_dies'" in done.stdout
     # The test it died on ran once: a second run would have crashed a second worker.
     assert done.stderr.count("Fatal Python error: Segmentation fault") == 1, done.stderr[-2000:]
+
+
+class _Worker:
+    """What the scheduler sees of one of xdist's workers: it is sent units, or, dead, cannot be."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.dead = False
+        self.sent: list[list[int]] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        if self.dead:  # what execnet raises on a pipe whose worker is gone
+            raise OSError("cannot send (already closed?)")
+        self.sent.append(list(indices))
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_a_unit_handed_to_a_worker_that_died_unseen_goes_to_the_other_worker() -> None:
+    # The race CI met on 5 Dec, made certain: the worker reported the test before the crash and
+    # died before that report was read, so the next unit cannot be sent to it.
+    from tests.scheduling import pytest_xdist_make_scheduler
+
+    config = pytest.Config.fromdictargs({"tx": ["2*popen"], "dist": "loadfile"}, [])
+    sched = pytest_xdist_make_scheduler(config, None)
+    collection = ["a.py::before", "a.py::dies", "a.py::after"] + [
+        f"b{i}.py::{name}" for i in range(4) for name in ("one", "two")]
+    crashing, other = _Worker("gw0"), _Worker("gw1")
+    for worker in (crashing, other):
+        sched.add_node(worker)
+        sched.add_node_collection(worker, collection)
+    sched.schedule()
+    assert collection.index("a.py::before") in crashing.sent[0]
+
+    crashing.dead = True
+    sched.mark_test_complete(crashing, collection.index("a.py::before"))  # raised OSError before
+    assert sched.remove_node(crashing) == "a.py::dies"
+
+    # Every test but the crashed one is run once, by the worker left, which is then told to stop.
+    while pending := [nodeid for unit in sched.assigned_work[other].values()
+                      for nodeid, done in unit.items() if not done]:
+        sched.mark_test_complete(other, collection.index(pending[0]))
+    handed = [collection[i] for sent in other.sent for i in sent]
+    assert sorted(handed) == sorted(set(collection) - {"a.py::before", "a.py::dies"})
+    assert not sched.workqueue and other.shutting_down
