@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_ai_ci.config import AICISettings
+from jupyter_ai_ci.core import sameresult
 from jupyter_ai_ci.errors import AICIError, KernelError
 from jupyter_ai_ci.events import ExecutionResult
 from jupyter_ai_ci.model.client import OpenAIClient
@@ -69,6 +70,10 @@ class Answered:
     unspent: int = 0  # harness.unspent: retries a failed run left though the model never said it cannot
     declined: bool = False  # the run ended because the model said it cannot
     outputs: str = ""  # loop: what its cells showed, without the answer in words
+    # What each attempt that ran cleanly showed as its result (core/sameresult.shown), in order: with
+    # candidates, each candidate's, so a change to how results are compared can be measured on the
+    # same candidates, with no model call.
+    shown: list[str] = field(default_factory=list)
 
     @property
     def right(self) -> bool:
@@ -168,7 +173,8 @@ class DabenchWorker(Worker):
                         error=last.one_line() if last and outcome.status != "success" else "",
                         agreement=sure, first_seconds=round((first.at or time.perf_counter()) - started, 3),
                         unspent=unspent(outcome), declined=outcome.declined,
-                        outputs="\n".join(_shown(c.result) for c in outcome.cells))
+                        outputs="\n".join(_shown(c.result) for c in outcome.cells),
+                        shown=[sameresult.shown(a.results) for a in outcome.attempts if a.ok])
 
     async def one_shot(self, question: Question) -> Answered:
         assert self.executor is not None and self.model is not None

@@ -75,6 +75,7 @@ def test_loop_and_one_shot_graded_in_one_run(tmp_path: Path, model_server: Scrip
     assert runs[1]["one-shot"]["error"].startswith("ZeroDivisionError")
     assert "mean: 3.00" in runs[1]["loop"]["response"]  # the printed output is graded too
     assert runs[3]["loop"]["response"].endswith("@rows[4]")  # the printed field, no words
+    assert runs[1]["loop"]["shown"] == [runs[1]["loop"]["outputs"]]  # each clean attempt's result, for a re-vote
     # One candidate: its result is first shown when the run ends (the way's own time, words included).
     assert 0 < runs[1]["loop"]["first_seconds"] <= runs[1]["loop"]["seconds"]
     assert loop["median_first_seconds"] <= loop["median_seconds"]
