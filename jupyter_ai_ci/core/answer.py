@@ -81,7 +81,7 @@ def stated(request: str, results: Sequence[ExecutionResult]) -> str:
     request has no such field, or one is not printed with a value of its own: not empty, not the
     request's placeholder or the field's name (``mean_fare_value``, ``mean_fare``: any case or
     spacing), not an f-string left unformatted (``{mean_fare:.2f}``)."""
-    asked = [field for field in _FIELD.findall(_FENCED.sub("", request)) if field != _THE_FORM]
+    asked = [field for field in fields_in(_FENCED.sub("", request)) if field != _THE_FORM]
     if not asked:
         return ""
     placeholders = {_bare(value) for _, value in asked} | {_bare(name) for name, _ in asked}
@@ -89,13 +89,18 @@ def stated(request: str, results: Sequence[ExecutionResult]) -> str:
     for r in results:
         for text in (r.output, r.result or ""):
             for line in text.splitlines():
-                for name, value in _FIELD.findall(line):
+                for name, value in fields_in(line):
                     if _bare(value) and _bare(value) not in placeholders and "{" not in value:
                         found[name] = line.strip()
     names = dict.fromkeys(name for name, _ in asked)
     if any(name not in found for name in names):
         return ""
     return "\n".join(dict.fromkeys(found[name] for name in names))
+
+
+def fields_in(text: str) -> list[tuple[str, str]]:
+    """Every field ``@name[value]`` written in ``text``, as (name, value), in order."""
+    return _FIELD.findall(text)
 
 
 def _bare(text: str) -> str:

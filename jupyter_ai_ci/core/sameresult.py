@@ -11,6 +11,13 @@ written with fewer decimals is the other rounded (``34.65`` and ``34.6543``,
 ``76`` and ``76.0``; not ``1000`` and ``1004``).  A result with no number
 compares by its last line's last value, case and quotes left out (``'Male'`` is
 ``male``).  Nothing shown (a figure, no output): ``None``, nothing to compare.
+
+Beside its numbers, a result's fields in the form a request may ask for, ``@name[value]``
+(core/answer.py), compare by their words: ``@relationship[none]`` is not
+``@relationship[nonlinear]`` though every number of the two is the same (DABench question 429:
+two candidates "agreed" on a wrong answer).  Case, spaces and punctuation do not count
+(``non-linear`` is ``Nonlinear``), nor a field only one of the two shows; a result of fields
+with no number compares by them all, not by its last line.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Union
 
+from jupyter_ai_ci.core.answer import fields_in
 from jupyter_ai_ci.core.grounding import numbers_in
 from jupyter_ai_ci.events import ExecutionResult, FailureNotes
 
@@ -50,9 +58,11 @@ def from_notes(notes: FailureNotes | None) -> str:
     return (value.strip() + ("\n" + rest if rest else "")).strip() if name else first
 
 
-# A result for comparison: its numbers (value, decimals written) sorted, with how many NaN;
-# or its last word(s); None for nothing to compare.
-Key = Union[tuple[tuple[tuple[float, int], ...], int], str, None]  # noqa: UP007 - Python 3.9
+# A result for comparison: its numbers (value, decimals written) sorted, with how many NaN and the
+# words of its fields; or its last word(s); None for nothing to compare.
+Numbers = tuple[tuple[float, int], ...]
+Fields = tuple[tuple[str, str], ...]
+Key = Union[tuple[Numbers, int, Fields], str, None]  # noqa: UP007 - Python 3.9
 
 
 def key(text: str) -> Key:
@@ -60,8 +70,9 @@ def key(text: str) -> Key:
     body = _LABELS.sub("", text)
     numbers = tuple(sorted(numbers_in(body)))
     nans = len(_NAN.findall(body))
-    if numbers or nans:
-        return numbers, nans
+    fields = _field_words(body)
+    if numbers or nans or fields:
+        return numbers, nans, fields
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     if not lines:
         return None
@@ -74,8 +85,22 @@ def same(a: Key, b: Key) -> bool:
     """Whether two results are the same answer (never for nothing to compare)."""
     if a is None or b is None or isinstance(a, str) or isinstance(b, str):
         return a is not None and a == b
-    (xs, nan_a), (ys, nan_b) = a, b
-    return nan_a == nan_b and len(xs) == len(ys) and all(_close(x, y) for x, y in zip(xs, ys, strict=True))
+    (xs, nan_a, fields_a), (ys, nan_b, fields_b) = a, b
+    if nan_a != nan_b or len(xs) != len(ys) or not all(_close(x, y) for x, y in zip(xs, ys, strict=True)):
+        return False
+    words_b = dict(fields_b)
+    common = [name for name, _ in fields_a if name in words_b]
+    if not (xs or nan_a or common):  # fields only, none of them in both: nothing compared
+        return False
+    return all(words_b[name] == words for name, words in fields_a if name in words_b)
+
+
+def _field_words(text: str) -> Fields:
+    """Each field's letters, its digits left out (its numbers are compared above), by name; a field
+    shown twice counts as its last line (an earlier print may be a step on the way)."""
+    found = {name.lower(): re.sub(r"[\W\d_]+", "", value).lower()
+             for name, value in fields_in(text)}
+    return tuple(sorted((name, words) for name, words in found.items() if words))
 
 
 def _close(x: tuple[float, int], y: tuple[float, int]) -> bool:

@@ -43,6 +43,10 @@ from jupyter_ai_ci.tokens import estimate_usage
     ("{'b': 2, 'a': 1.5}", "a    1.5\nb    2.0\ndtype: float64"),  # a dict and a Series, any order
     ("'Male'", "Most common: male"), ("0.511", "0.5112"), ("nan", "NaN"),
     ("yes    36\nno     40\nName: count, dtype: int64", "{'no': 40, 'yes': 36}"),
+    # Fields to fill in: their words compare too, case, spaces and punctuation aside.
+    ("@corr[0.12]\n@kind[non-linear]", "@corr[0.1234] @kind[Nonlinear]"),
+    ("@corr[0.12]\n@kind[linear]", "@corr[0.12]"),  # a field only one shows is not compared
+    ("@kind[linear]\n@test['t-test']", "@kind[Linear]\n@test[t test]"),
 ])
 def test_the_same_answer_computed_two_ways_compares_equal(a: str, b: str) -> None:
     assert same(key(shown([ExecutionResult(result=a)])), key(shown([ExecutionResult(result=b)])))
@@ -51,6 +55,9 @@ def test_the_same_answer_computed_two_ways_compares_equal(a: str, b: str) -> Non
 @pytest.mark.parametrize("a, b", [
     ("76", "36"), ("1000", "1004"), ("0.511", "51.1"), ("male", "female"), ("(1, 2)", "(1, 2, 3)"),
     ("", ""),  # nothing shown: nothing to compare, never "the same"
+    ("@corr[0.12]\n@kind[none]", "@corr[0.12]\n@kind[nonlinear]"),  # DABench 429: the same numbers
+    ("@kind[linear]\n@test[t-test]", "@kind[none]\n@test[t-test]"),  # not the last line alone
+    ("@kind[linear]", "@type[linear]"),  # no field in common: nothing compared
 ])
 def test_different_answers_do_not(a: str, b: str) -> None:
     assert not same(key(a), key(b))

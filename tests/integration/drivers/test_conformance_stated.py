@@ -70,3 +70,23 @@ async def test_with_two_candidates_the_answer_in_words_comes_before_the_check_in
         assert answer in s.message + s.told + s.answer, s.driver
         [record] = s.records  # the kept (second) candidate's code, and the answer
         assert "top = " in record["replies"][0] and record["replies"][-1] == answer, s.driver
+
+
+async def test_two_candidates_whose_fields_say_other_words_disagree_in_every_driver(
+        model_server: ScriptedOpenAIServer, tmp_path: Path, jp_fetch: Any, jp_ws_fetch: Any, jp_serverapp: Any,
+        jp_root_dir: Path) -> None:
+    # DABench question 429: the same numbers, other words; compared by numbers alone, the two
+    # "agreed" and a wrong answer wore a tick.
+    asked = ("How are price and region related?\n\nAnswer format: @corr[value] rounded to two decimals, "
+             "@kind[value], one of linear, nonlinear or none.")
+    replies = [py("print('@corr[0.12]')\nprint('@kind[nonlinear]')"), py("print('@corr[0.12]')\nprint('@kind[none]')")]
+    seen = await every_driver(model_server, tmp_path, (jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir),
+                              SETUP, asked, replies, candidates=2, mcp=True)
+    for s in seen:
+        message = s.message.lower()
+        assert "candidates disagree: @corr[0.12] / @kind[nonlinear] (1 of 2) vs @corr[0.12] / @kind[none]" in message, (
+            s.driver, s.message)
+        assert "agree" not in message.replace("disagree", "") and "✓" not in s.message, (s.driver, s.message)
+        assert s.usage == (2, 200, 40), s.driver  # both state the answer: no call for words
+        [record] = s.records  # the first candidate, applied
+        assert "@kind[nonlinear]" in record["replies"][0], s.driver
