@@ -24,7 +24,7 @@ from jupyter_ai_ci.context.privacy import secret_values
 from jupyter_ai_ci.context.tracker import KernelTracker, tracker_for
 from jupyter_ai_ci.events import CellRecord, Message
 from jupyter_ai_ci.notebook.reader import NOT_RUN, saved_cells, session_notebook
-from jupyter_ai_ci.safety.remote import UNDONE_CELLS
+from jupyter_ai_ci.safety.remote import undone_cells
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASK_PREFIXES = ("%%ask", "%ask", "get_ipython().run_cell_magic('ask'", "get_ipython().run_line_magic('ask'")
@@ -65,9 +65,9 @@ def history_cells(shell: Any, tracker: KernelTracker | None = None, limit: int =
     kept: dict[int, tuple[Any, ...]] = tracker.records if tracker is not None else {}
     cells = []
     start = max(1, len(raw) - limit)
-    undone = getattr(shell, UNDONE_CELLS, None)  # a failed attempt's cells, run and undone (safety/remote.py)
+    undone = undone_cells(shell)  # an undone attempt's or request's cells (safety/remote.py)
     for number in range(start, len(raw)):
-        if isinstance(undone, set) and number in undone:
+        if number in undone:
             continue
         source = raw[number]
         out, shown, error = outputs.get(number, _NO_OUTPUT), displays.get(number), errors.get(number)

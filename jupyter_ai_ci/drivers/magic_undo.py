@@ -56,8 +56,7 @@ def undo_last(driver: Host, words: list[str]) -> None:
     shell = driver.shell
     n, only = _parse(words)
     stack = undostack.stack_of(shell, driver.settings.undo_keep, driver.settings.undo_memory)
-    busy = bool(getattr(getattr(shell, remote.ATTRIBUTE, None), "open", False))
-    done = stack.undo(n, shell.user_ns, undostack.history_of(shell), busy=busy, only=only)
+    done = remote.undo_requests(shell, stack, n, only)
     store = ReplayStore(os.path.join(os.getcwd(), driver.settings.replay_file), say=lambda t: print(t, end=""))
     result = undo.finish(asdict(done), driver.session, store)
     line = result.line

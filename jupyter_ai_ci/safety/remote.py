@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -31,9 +31,11 @@ LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last excepti
 # The numbers of the history's cells that an attempt ran and a rollback undid.  These executors run
 # an attempt's cells as the kernel's own (stored in its history, as cells the panel inserts are),
 # so a later request's context would list a failed attempt's code and output among the cells
-# that ran (context/kernel_state.py leaves them out); the magic runs its attempts unstored.
-UNDONE_CELLS = "_jupyter_ai_ci_undone_cells"
+# that ran (context/kernel_state.py leaves them out); the magic runs its attempts unstored.  Kept
+# with the history's session: a reset that starts a new one (``%reset`` does) numbers cells anew.
+_UNDONE_CELLS = "_jupyter_ai_ci_undone_cells"  # (session number, {cell numbers})
 _ATTEMPT_CELLS = "_jupyter_ai_ci_attempt_cells"  # [first, end]: the open attempt's, end set when held
+_REQUEST_START = "_jupyter_ai_ci_request_start"  # (request id, history length at its first checkpoint)
 _LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 
 
@@ -67,6 +69,9 @@ def kernel_side(request: str) -> str:
         report = tx.begin(args["code"])
         setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
         setattr(shell, _ATTEMPT_CELLS, [_cells_now(shell), None])
+        start = getattr(shell, _REQUEST_START, None)
+        if not (isinstance(start, tuple) and start[0] == args.get("request")):  # its first attempt
+            setattr(shell, _REQUEST_START, (args.get("request"), _cells_now(shell)))
     elif args["op"] == "rollback":
         report = tx.rollback(only_changed=bool(args.get("only_changed")))
         if report.supported:  # an attempt was open: its cells are undone (nothing else's)
@@ -87,8 +92,11 @@ def kernel_side(request: str) -> str:
         setattr(shell, _ATTEMPT_CELLS, None)
         kept = tx.handover()
         stack = undostack.stack_of(shell, keep, memory)
+        start = getattr(shell, _REQUEST_START, None)
+        first = start[1] if isinstance(start, tuple) and start[0] == args.get("request") \
+            and type(start[1]) is int else None
         if keep > 0 and args.get("request"):
-            stack.add(args["request"], kept, len(undostack.history_of(shell)))
+            stack.add(args["request"], kept, len(undostack.history_of(shell)), first)
         elif kept is not None:
             kept.journal.discard()
         why = stack.notes.pop(args.get("request", ""), "")
@@ -114,11 +122,23 @@ def _forget_cells(shell: Any) -> None:
         return
     first, end = cells[0], now if cells[1] is None else cells[1]
     if 0 <= first <= end <= now:
-        undone = getattr(shell, UNDONE_CELLS, None)
-        if not isinstance(undone, set):
-            undone = set()
-            setattr(shell, UNDONE_CELLS, undone)
-        undone.update(range(first, end))
+        _mark_undone(shell, range(first, end))
+
+
+def undone_cells(shell: Any) -> frozenset[int]:
+    """The numbers of this history session's cells that ran code since undone."""
+    kept = getattr(shell, _UNDONE_CELLS, None)
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == _session(shell) and isinstance(kept[1], set):
+        return frozenset(kept[1])
+    return frozenset()
+
+
+def _mark_undone(shell: Any, numbers: Iterable[int]) -> None:
+    setattr(shell, _UNDONE_CELLS, (_session(shell), set(undone_cells(shell)) | set(numbers)))
+
+
+def _session(shell: Any) -> Any:
+    return getattr(getattr(shell, "history_manager", None), "session_number", None)
 
 
 def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str, Any]:
@@ -129,11 +149,16 @@ def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str
         stack.note(request, dict(args.get("meta") or {}))
         # The panel's Undo button shows only for a request kept; its note says why one was not.
         return {"kept": any(e.request == request for e in stack.entries), "note": stack.notes.pop(request, "")}
-    tx = getattr(shell, ATTRIBUTE, None)
-    busy = bool(getattr(tx, "open", False))
-    done = stack.undo(max(1, int(args.get("n", 1))), shell.user_ns, undostack.history_of(shell), busy=busy,
-                      only=str(args.get("only", "")))
-    return asdict(done)
+    return asdict(undo_requests(shell, stack, max(1, int(args.get("n", 1))), str(args.get("only", ""))))
+
+
+def undo_requests(shell: Any, stack: undostack.UndoStack, n: int, only: str = "") -> undostack.Undone:
+    """The last ``n`` requests (or ``only`` that one) taken back, and the history cells that ran
+    their code left out of what a later request is told (context/kernel_state.py)."""
+    busy = bool(getattr(getattr(shell, ATTRIBUTE, None), "open", False))
+    done = stack.undo(n, shell.user_ns, undostack.history_of(shell), busy=busy, only=only)
+    _mark_undone(shell, done.history)
+    return done
 
 
 def parse_json(user_expression: dict[str, Any]) -> dict[str, Any] | None:

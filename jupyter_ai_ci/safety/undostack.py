@@ -56,6 +56,7 @@ class Entry:
     request: str  # the id its executor gave it
     kept: list[Kept] = field(default_factory=list)
     since: int = 0  # the kernel's input history held this many cells when the request ended
+    first: int = 0  # ... and when its first attempt began (the panel's and MCP's cells run there)
     meta: dict[str, Any] = field(default_factory=dict)  # the driver's: the request, its cells, its record
 
     @property
@@ -78,6 +79,9 @@ class Undone:
     not_undone: list[str] = field(default_factory=list)
     refused: str = ""
     metas: list[dict[str, Any]] = field(default_factory=list)  # of the requests undone, newest first
+    # The kernel's history cells that ran the undone requests' code (the panel's and MCP's cells run
+    # there; so does a later run of that code): a later request must not be told of them.
+    history: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -87,12 +91,13 @@ class UndoStack:
     entries: list[Entry] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)  # request id -> why it was not kept
 
-    def add(self, request: str, kept: Kept | None, history: int) -> None:
+    def add(self, request: str, kept: Kept | None, history: int, first: int | None = None) -> None:
+        """``history``: the cells in the kernel's history now; ``first``: when the request began."""
         if kept is None:
             return
         entry = self.entries[-1] if self.entries and self.entries[-1].request == request else None
         if entry is None:
-            entry = Entry(request)
+            entry = Entry(request, first=history if first is None else min(first, history))
             self.entries.append(entry)
         entry.kept.append(kept)
         entry.since = history
@@ -136,7 +141,9 @@ class UndoStack:
         refusal = _refusal(chosen, ns, history)
         if refusal:
             return Undone(refused=refusal)
-        out = Undone()
+        ours = {block.strip() for e in chosen for block in _codes(e)}
+        out = Undone(history=[n for n in range(chosen[0].first, len(history))
+                              if isinstance(history[n], str) and history[n].strip() in ours])
         for entry in reversed(chosen):
             for kept in reversed(entry.kept):
                 _undo_one(kept, ns, out)

@@ -234,3 +234,38 @@ def test_an_undone_attempts_cells_leave_the_history_a_request_is_told(ip: Any) -
     assert "failed_try = 1" not in shown and "held_try = 4" not in shown, shown
     for kept in ("mine = 1", "kept_try = 2", "theirs = 3", "after_hold = 5", "tampered_try = 6"):
         assert kept in shown, (kept, shown)
+
+
+def test_an_undone_requests_cells_leave_the_history_a_later_request_is_told(ip: Any) -> None:
+    """``%ask undo`` (or the panel's Undo) of a request whose cells ran in the kernel's history (the
+    panel's, MCP's): they are not among the cells a later request is told ran, nor is a later run of
+    the same code; the person's own cells are, even one with the same code before the request."""
+    import json
+
+    from jupyter_ai_ci.context.kernel_state import history_cells
+    from jupyter_ai_ci.safety import remote
+
+    def tx(op: str, **extra: Any) -> dict[str, Any]:
+        return dict(json.loads(remote.kernel_side(json.dumps({"op": op, "code": ["made = 1"], "max_bytes": 1 << 20,
+                                                             "request": "r1", **extra}))))
+
+    def told() -> list[str]:
+        return [c.source for c in history_cells(ip, tracker_for(ip))]
+
+    run(ip, "made = 1", "mine = 0")  # the person's, before the request, with the same code as it
+    tx("checkpoint")
+    run(ip, "made = 1")
+    tx("commit")
+    tx("note", meta={"request": "make it", "codes": ["made = 1"]})
+    run(ip, "other = 2", "made = 1")  # the person's own cell, then the request's code run again
+    assert told().count("made = 1") == 3
+    done = tx("undo", n=1)
+    assert not done["refused"] and done["metas"][0]["request"] == "make it", done
+    shown = told()
+    assert shown.count("made = 1") == 1 and "other = 2" in shown and "mine = 0" in shown, shown
+    assert shown.index("made = 1") < shown.index("mine = 0")  # the one left is the person's, before
+    # A reset that starts a new history session numbers cells anew: none of them is left out.
+    ip.reset(new_session=True)
+    fresh = [f"fresh_{i} = {i}" for i in range(8)]
+    run(ip, *fresh)
+    assert told()[-8:] == fresh

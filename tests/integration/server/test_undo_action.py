@@ -90,6 +90,8 @@ async def test_undo_takes_the_request_back_once_and_never_over_a_later_cell_of_y
     # The undone exchange left the conversation: the next request did not build on it (the
     # second's own exchange, not undone, is still there for the one after).
     assert [m["role"] for m in model.requests[0]["messages"]] == ["system", "user"]
+    # Nor was it told the undone request's cell ran (it ran in the kernel's history, as the panel's do).
+    assert "undo_me = 42" not in model.requests[0]["messages"][1]["content"]
     model.script("No code needed.")
     ws.write_message(json.dumps({"type": "ask", "request": "and now?", "path": session["path"],
                                  "kernel_id": session["kernel"]["id"]}))
