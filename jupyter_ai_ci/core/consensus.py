@@ -35,6 +35,7 @@ from typing import Any
 from jupyter_ai_ci.core import sameresult
 from jupyter_ai_ci.core.attempt import run_attempt
 from jupyter_ai_ci.core.fixes import restart_note
+from jupyter_ai_ci.core.grouping import Ran, grouped, groups, result_of
 from jupyter_ai_ci.core.mends import Mends
 from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.events import (
@@ -44,10 +45,7 @@ from jupyter_ai_ci.events import (
     CallModel,
     Commit,
     Consensus,
-    ErrorInfo,
-    FailureNotes,
     Group,
-    Inspect,
     Message,
     ModelReply,
     Notice,
@@ -80,14 +78,6 @@ class Vote:
     stopped: bool = False  # a Stop ended the check: the result shown is kept, not checked
 
 
-@dataclass
-class _Ran:
-    number: int  # the candidate's place (1-based)
-    attempt: Attempt
-    key: sameresult.Key
-    shown: str
-
-
 def lasting_effects(code: Sequence[str], settings: LoopSettings) -> list[str]:
     """What in ``code`` a rollback cannot undo (the policy's own scan)."""
     trees, bad = policy.parse_blocks(tuple(code))
@@ -95,33 +85,6 @@ def lasting_effects(code: Sequence[str], settings: LoopSettings) -> list[str]:
         return []
     found = policy.scan_trees(trees, settings.policy.moved, settings.policy.bindings, settings.policy.folders)
     return sorted({r.name for r in found.risks if r.kind in LASTING and r.name not in UNDONE_BY_ROLLBACK})
-
-
-def _result(attempt: Attempt) -> Generator[Action, Any, tuple[sameresult.Key, str]]:
-    """The candidate's result, while it is still in the kernel: what it showed, else the value
-    of the last variable it set (described in the kernel: an ``Inspect`` with no error)."""
-    text = sameresult.shown(attempt.results)
-    if sameresult.key(text) is None:
-        notes = yield Inspect(attempt.code, ErrorInfo("", "", ""), attempt.number, attempt.step)
-        text = sameresult.from_notes(notes if isinstance(notes, FailureNotes) else None) or text
-    return sameresult.key(text), sameresult.brief(text)
-
-
-def _grouped(ran: Sequence[_Ran]) -> list[list[_Ran]]:
-    """Candidates grouped by result, the largest first (a tie: the group of the earlier candidate,
-    so the first, asked at the user's own temperature, wins one)."""
-    found: list[list[_Ran]] = []
-    for r in ran:
-        home = next((g for g in found if sameresult.same(g[0].key, r.key)), None)
-        home.append(r) if home is not None else found.append([r])
-    return sorted(found, key=lambda g: (-len(g), g[0].number))
-
-
-def _groups(ran: Sequence[_Ran], applied: _Ran) -> tuple[Group, ...]:
-    """As ``_grouped``, as data, with the applied candidate's code standing for its group."""
-    found = _grouped(ran)
-    return tuple(Group(applied.shown if applied in g else g[0].shown, tuple(r.number for r in g),
-                       applied.attempt.code if applied in g else g[0].attempt.code) for g in found)
 
 
 def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, approved: set[tuple[str, ...]],
@@ -133,8 +96,8 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     # What the scan says cannot be undone, else what the transaction saw it could not undo as the
     # candidate ran (a file over the cap, a write outside the folder): the next would not start clean.
     effects = lasting_effects(first.code, settings) or list(first.lasting)
-    key, shown = yield from _result(first)
-    ran = [_Ran(1, first, key, shown)]
+    key, shown = yield from result_of(first)
+    ran = [Ran(1, first, key, shown)]
     asks_always = settings.policy.mode == "ask"  # every other candidate would be asked about: none runs
     took = sum(r.seconds for r in first.results)
     slow = bool(settings.check_within) and took > settings.check_within
@@ -154,7 +117,7 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     failed = 0
     waiting: list[str] = []  # candidates that came as other choices of a reply, not yet run
     for place in range(2, k + 1):
-        if len(ran) >= 2 and all(sameresult.same(ran[0].key, r.key) for r in ran[1:]):
+        if len(ran) >= 2 and len(grouped(ran)) == 1:
             break  # two agree, and none differs: enough (the choices still waiting are dropped)
         try:
             attempt = yield from _candidate(place, out, first, request, settings, approved, mends.copy(),
@@ -180,8 +143,8 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
             yield Notice("candidate", f"candidate {place} of {k} did what cannot be undone "
                          f"({attempt.lasting[0]}): not counted; no more candidates", step=step)
             break
-        key, shown = yield from _result(attempt)
-        held.append(_Ran(place, attempt, key, shown))
+        key, shown = yield from result_of(attempt)
+        held.append(Ran(place, attempt, key, shown))
         ran.append(held[0])
         agrees = [str(r.number) for r in ran[:-1] if sameresult.same(r.key, key)]
         yield Notice("candidate", f"candidate {place} of {k}: {shown} — "
@@ -189,7 +152,7 @@ def vote(first: Attempt, request: Sequence[Message], settings: LoopSettings, app
     return (yield from _apply(out, ran, held[0] if held else None, failed, settings, approved))
 
 
-def _stopped_line(ran: list[_Ran], held: list[_Ran]) -> str:
+def _stopped_line(ran: list[Ran], held: list[Ran]) -> str:
     """What a Stop during the check comes to (more than one in: they are voted on, as any end)."""
     if len(ran) > 1:
         return f"check stopped: the {len(ran)} candidates in are compared"
@@ -198,7 +161,7 @@ def _stopped_line(ran: list[_Ran], held: list[_Ran]) -> str:
     return "check stopped: the result shown is applied again, not checked"
 
 
-def _release(held: list[_Ran], step: int) -> Generator[Action, Any, None]:
+def _release(held: list[Ran], step: int) -> Generator[Action, Any, None]:
     """Roll back the candidate still held, if one is: the next is about to run from the request's state."""
     if held:
         yield Rollback(held.pop().attempt.number, step)
@@ -206,7 +169,7 @@ def _release(held: list[_Ran], step: int) -> Generator[Action, Any, None]:
 
 def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message], settings: LoopSettings,
                approved: set[tuple[str, ...]], mends: Mends, over_budget: Callable[[], str],
-               waiting: list[str], held: list[_Ran]) -> Generator[Action, Any, Attempt | str | None]:
+               waiting: list[str], held: list[Ran]) -> Generator[Action, Any, Attempt | str | None]:
     """One more candidate, held when it works; why it does not count (a str); None when no more
     can be asked.  ``waiting``: other choices of an earlier reply, not yet run (paid for: no call,
     no budget to check); when there are none, every candidate still wanted is asked for in one
@@ -271,14 +234,14 @@ def _candidate(place: int, out: Vote, first: Attempt, request: Sequence[Message]
                      attempt=ran.number, step=step)
 
 
-def _apply(out: Vote, ran: list[_Ran], held: _Ran | None, failed: int, settings: LoopSettings,
+def _apply(out: Vote, ran: list[Ran], held: Ran | None, failed: int, settings: LoopSettings,
            approved: set[tuple[str, ...]]) -> Generator[Action, Any, Vote]:
     """Commit the winner when it is the candidate in the kernel now; otherwise run it again."""
     k, step = settings.candidates, ran[0].attempt.step
-    members = _grouped(ran)[0]
+    members = grouped(ran)[0]
     if held is not None and held in members:
         yield Commit(held.attempt.number, step)
-        winner: _Ran = held
+        winner: Ran = held
     else:
         if held is not None:
             yield Rollback(held.attempt.number, step)
@@ -294,6 +257,6 @@ def _apply(out: Vote, ran: list[_Ran], held: _Ran | None, failed: int, settings:
             out.winner = again
     if out.winner is not None and held is winner:
         out.winner = winner.attempt
-    out.consensus = Consensus(k, _groups(ran, winner), failed=failed, stopped=out.stopped)
+    out.consensus = Consensus(k, groups(ran, winner), failed=failed, stopped=out.stopped)
     return out
 

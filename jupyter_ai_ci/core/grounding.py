@@ -50,6 +50,11 @@ def numbers_in(text: str) -> list[tuple[float, int]]:
     return [(value, decimals) for _, value, decimals, _ in _numbers(text)]
 
 
+def without_numbers(text: str) -> str:
+    """``text`` with each number ``numbers_in`` reads blanked (``col2`` is a word: it stays)."""
+    return _NUMBER.sub(" ", text)
+
+
 def _matches(value: float, decimals: int, percent: bool, shown: Iterable[float]) -> bool:
     for seen in shown:
         for candidate in ((seen, seen * 100) if percent else (seen,)):

@@ -15,19 +15,19 @@ compares by its last line's last value, case and quotes left out (``'Male'`` is
 Beside its numbers, a result's fields in the form a request may ask for, ``@name[value]``
 (core/answer.py), compare by their words: ``@relationship[none]`` is not
 ``@relationship[nonlinear]`` though every number of the two is the same (DABench question 429:
-two candidates "agreed" on a wrong answer).  Case, spaces and punctuation do not count
-(``non-linear`` is ``Nonlinear``), nor a field only one of the two shows; a result of fields
-with no number compares by them all, not by its last line.
+two candidates "agreed" on a wrong answer).  Case, spaces, punctuation and the order of a
+list's items do not count (``non-linear`` is ``Nonlinear``, ``Age, Fare`` is ``Fare, Age``), nor
+a field only one of the two shows; a word with a digit in it is a word (``col2`` is not
+``col3``).  A result of fields with no number compares by them all and by its last other line.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Union
 
 from jupyter_ai_ci.core.answer import fields_in
-from jupyter_ai_ci.core.grounding import numbers_in
+from jupyter_ai_ci.core.grounding import numbers_in, without_numbers
 from jupyter_ai_ci.events import ExecutionResult, FailureNotes
 
 SHOWN_CHARS = 60  # of the one line that stands for a result in the status and the notices
@@ -62,23 +62,23 @@ def from_notes(notes: FailureNotes | None) -> str:
 # words of its fields; or its last word(s); None for nothing to compare.
 Numbers = tuple[tuple[float, int], ...]
 Fields = tuple[tuple[str, str], ...]
-Key = Union[tuple[Numbers, int, Fields], str, None]  # noqa: UP007 - Python 3.9
+Key = tuple[Numbers, int, Fields] | str | None
 
 
 def key(text: str) -> Key:
     """The result normalised for comparison; None when it shows nothing to compare."""
     body = _LABELS.sub("", text)
     numbers = tuple(sorted(numbers_in(body)))
-    nans = len(_NAN.findall(body))
+    # A field's None or nan is in its words (any case), not counted twice here.
+    nans = len(_NAN.findall(body)) - sum(len(_NAN.findall(value)) for _, value in fields_in(body))
     fields = _field_words(body)
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    rest = [line for line in lines if not fields_in(line)]
+    if fields and not (numbers or nans) and rest:  # fields and words: the words' last line counts too
+        fields += (("", _last_words(rest[-1])),)
     if numbers or nans or fields:
         return numbers, nans, fields
-    lines = [line.strip() for line in body.splitlines() if line.strip()]
-    if not lines:
-        return None
-    last = lines[-1].rsplit(":", 1)[-1] if not lines[-1].endswith(":") else lines[-1]
-    words = re.sub(r"[\s'\"`.,;!()\[\]{}]+", " ", last).strip().lower()
-    return words or None
+    return _last_words(lines[-1]) or None if lines else None
 
 
 def same(a: Key, b: Key) -> bool:
@@ -95,11 +95,20 @@ def same(a: Key, b: Key) -> bool:
     return all(words_b[name] == words for name, words in fields_a if name in words_b)
 
 
+def _last_words(line: str) -> str:
+    """A line's last value (after its last colon), case and quotes left out."""
+    last = line.rsplit(":", 1)[-1] if not line.endswith(":") else line
+    return re.sub(r"[\s'\"`.,;!()\[\]{}]+", " ", last).strip().lower()
+
+
 def _field_words(text: str) -> Fields:
-    """Each field's letters, its digits left out (its numbers are compared above), by name; a field
-    shown twice counts as its last line (an earlier print may be a step on the way)."""
-    found = {name.lower(): re.sub(r"[\W\d_]+", "", value).lower()
-             for name, value in fields_in(text)}
+    """Each field's words, its numbers left out (they are compared above), by name: the items of a
+    list in any order, case, spaces and punctuation aside; a field shown twice counts as its last
+    line (an earlier print may be a step on the way)."""
+    found: dict[str, str] = {}
+    for name, value in fields_in(text):
+        items = (re.sub(r"[\W_]+", "", item).lower() for item in re.split(r"[,;/|]", without_numbers(value)))
+        found[name.lower()] = " ".join(sorted(filter(None, items)))
     return tuple(sorted((name, words) for name, words in found.items() if words))
 
 

@@ -15,6 +15,7 @@ from jupyter_ai_ci.core.settings import LoopSettings
 from jupyter_ai_ci.drivers.magic_view import RichReporter, RunView
 from jupyter_ai_ci.drivers.server.protocol import AskMessage, RequestRefused
 from jupyter_ai_ci.events import (
+    Attempt,
     Approval,
     AskApproval,
     CallModel,
@@ -47,6 +48,7 @@ from jupyter_ai_ci.tokens import estimate_usage
     ("@corr[0.12]\n@kind[non-linear]", "@corr[0.1234] @kind[Nonlinear]"),
     ("@corr[0.12]\n@kind[linear]", "@corr[0.12]"),  # a field only one shows is not compared
     ("@kind[linear]\n@test['t-test']", "@kind[Linear]\n@test[t test]"),
+    ("@kind[None]", "@kind[none]"), ("@cols[Age, Fare]", "@cols[fare; age]"), ("@p[1.2e-05]", "@p[0.000012]"),
 ])
 def test_the_same_answer_computed_two_ways_compares_equal(a: str, b: str) -> None:
     assert same(key(shown([ExecutionResult(result=a)])), key(shown([ExecutionResult(result=b)])))
@@ -58,9 +60,20 @@ def test_the_same_answer_computed_two_ways_compares_equal(a: str, b: str) -> Non
     ("@corr[0.12]\n@kind[none]", "@corr[0.12]\n@kind[nonlinear]"),  # DABench 429: the same numbers
     ("@kind[linear]\n@test[t-test]", "@kind[none]\n@test[t-test]"),  # not the last line alone
     ("@kind[linear]", "@type[linear]"),  # no field in common: nothing compared
+    ("@col[col2]", "@col[col3]"), ("@quarter[Q1]", "@quarter[Q4]"),  # a digit in a word is the word's
+    ("@kind[linear]\nBest model: Ridge", "@kind[linear]\nBest model: Lasso"),  # fields and words
 ])
 def test_different_answers_do_not(a: str, b: str) -> None:
     assert not same(key(a), key(b))
+
+
+def test_a_result_that_leaves_a_field_out_does_not_join_two_that_differ_on_it() -> None:
+    from jupyter_ai_ci.core.grouping import Ran, grouped
+
+    texts = ["@corr[0.12]", "@corr[0.13]", "@corr[0.12]\n@kind[none]", "@corr[0.12]\n@kind[nonlinear]"]
+    ran = [Ran(i, Attempt(i, 1, ("pass",), (ExecutionResult(output=t),)), key(t), t) for i, t in enumerate(texts, 1)]
+    # The fourth is the same as the first, not as the third: it is a group of its own, not "3 of 4".
+    assert [[r.number for r in g] for g in grouped(ran)] == [[1, 3], [2], [4]]
 
 
 def test_a_value_is_the_result_and_a_print_beside_it_is_commentary() -> None:
