@@ -67,11 +67,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             # crash not yet seen: the unit it is handed then cannot be sent (CI, 5 Dec: "OSError:
             # cannot send (already closed?)" ended the run). The unit goes back to the head of the
             # queue; remove_node, which comes next, finds the test the worker died on as before.
+            scope = next(iter(self.workqueue))  # the unit xdist's own code hands out next
             try:
                 super()._assign_work_unit(node)
-            except OSError:
-                scope, unit = self.assigned_work[node].popitem()
-                self.workqueue[scope] = unit
+            except OSError as exc:  # execnet says so of any send that fails
+                self.log("cannot send to", node.gateway.id, f"({exc}): the unit goes back on the queue")
+                self.workqueue[scope] = self.assigned_work[node].pop(scope)
                 self.workqueue.move_to_end(scope, last=False)
 
         def schedule(self) -> None:

@@ -71,8 +71,9 @@ class Answered:
     declined: bool = False  # the run ended because the model said it cannot
     outputs: str = ""  # loop: what its cells showed, without the answer in words
     # What each attempt that ran cleanly showed as its result (core/sameresult.shown), in order: with
-    # candidates, each candidate's, so a change to how results are compared can be measured on the
-    # same candidates, with no model call.
+    # two candidates, the first's and the second's, then the first's again when it was applied anew
+    # (they differed, or the second failed: ``agreement`` says which), so a change to how results
+    # are compared can be measured on the same candidates with no model call.
     shown: list[str] = field(default_factory=list)
 
     @property

@@ -103,7 +103,8 @@ class ShellExecutor:
         kept = self.transaction.handover()
         if kept is not None and self.undo.keep > 0:
             stack = undostack.stack_of(self.shell, self.undo.keep, self.undo.memory)
-            stack.add(self.request, kept, len(undostack.history_of(self.shell)))
+            stack.add(self.request, kept, len(undostack.history_of(self.shell)),
+                      session=undostack.history_session(self.shell))
         elif kept is not None:
             kept.journal.discard()
 

@@ -32,7 +32,8 @@ LAST_ERROR = "_jupyter_ai_ci_last_error"  # IPython's record of the last excepti
 # an attempt's cells as the kernel's own (stored in its history, as cells the panel inserts are),
 # so a later request's context would list a failed attempt's code and output among the cells
 # that ran (context/kernel_state.py leaves them out); the magic runs its attempts unstored.  Kept
-# with the history's session: a reset that starts a new one (``%reset`` does) numbers cells anew.
+# with the history's session: a reset that opens a new one numbers cells anew (the shell's
+# ``reset()``; not ``%reset``, which keeps the history).
 _UNDONE_CELLS = "_jupyter_ai_ci_undone_cells"  # (session number, {cell numbers})
 _ATTEMPT_CELLS = "_jupyter_ai_ci_attempt_cells"  # [first, end]: the open attempt's, end set when held
 _REQUEST_START = "_jupyter_ai_ci_request_start"  # (request id, history length at its first checkpoint)
@@ -58,20 +59,20 @@ def kernel_side(request: str) -> str:
     shell: Any = get_ipython()  # type: ignore[no-untyped-call]
     args = json.loads(request)
     tx: Transaction | None = getattr(shell, ATTRIBUTE, None)
-    if tx is None or tx.ns is not shell.user_ns:
+    if not isinstance(tx, Transaction) or tx.ns is not shell.user_ns:  # none yet, or the model's code set it
         tx = Transaction(shell.user_ns, args["max_bytes"])
         setattr(shell, ATTRIBUTE, tx)
     keep, memory, tx.file_cap = args.get("limits") or (10, 1 << 30, 256 << 20)
     if args["op"] in ("undo", "note"):
         return json.dumps(undo_in_kernel(shell, args, Limits(keep, memory, tx.file_cap)))
+    request = str(args.get("request") or "")
     if args["op"] == "checkpoint":
+        if _request_start(shell, request) is None:  # the request's first attempt
+            setattr(shell, _REQUEST_START, (request, _cells_now(shell)))
         tx.max_bytes = args["max_bytes"]
         report = tx.begin(args["code"])
         setattr(shell, LAST_ERROR, {name: getattr(sys, name, None) for name in _LAST})
         setattr(shell, _ATTEMPT_CELLS, [_cells_now(shell), None])
-        start = getattr(shell, _REQUEST_START, None)
-        if not (isinstance(start, tuple) and start[0] == args.get("request")):  # its first attempt
-            setattr(shell, _REQUEST_START, (args.get("request"), _cells_now(shell)))
     elif args["op"] == "rollback":
         report = tx.rollback(only_changed=bool(args.get("only_changed")))
         if report.supported:  # an attempt was open: its cells are undone (nothing else's)
@@ -90,16 +91,14 @@ def kernel_side(request: str) -> str:
             cells[1] = _cells_now(shell)  # the person's cells run after this are theirs
     else:
         setattr(shell, _ATTEMPT_CELLS, None)
+        first = _request_start(shell, request)
         kept = tx.handover()
         stack = undostack.stack_of(shell, keep, memory)
-        start = getattr(shell, _REQUEST_START, None)
-        first = start[1] if isinstance(start, tuple) and start[0] == args.get("request") \
-            and type(start[1]) is int else None
-        if keep > 0 and args.get("request"):
-            stack.add(args["request"], kept, len(undostack.history_of(shell)), first)
+        if keep > 0 and request:
+            stack.add(request, kept, len(undostack.history_of(shell)), first, undostack.history_session(shell))
         elif kept is not None:
             kept.journal.discard()
-        why = stack.notes.pop(args.get("request", ""), "")
+        why = stack.notes.pop(request, "")
         report = TransactionReport(not_saved=(why,) if why else ())
     return json.dumps(asdict(report))
 
@@ -108,6 +107,17 @@ def _cells_now(shell: Any) -> int:
     """The number the next cell stored in the history will have (its position in the history, as
     context/kernel_state.py reads it)."""
     return len(undostack.history_of(shell))
+
+
+def _request_start(shell: Any, request: str) -> int | None:
+    """Where ``request``'s first attempt began in the history; None when not known.  It lives on the
+    shell, where the model's code can reach it: anything but this request's place in the history
+    is not used (an undo's reach is at stake)."""
+    start = getattr(shell, _REQUEST_START, None)
+    if type(start) is tuple and len(start) == 2 and type(start[0]) is str and start[0] == request \
+            and type(start[1]) is int and 0 <= start[1] <= _cells_now(shell):
+        return start[1]
+    return None
 
 
 def _forget_cells(shell: Any) -> None:
@@ -126,19 +136,17 @@ def _forget_cells(shell: Any) -> None:
 
 
 def undone_cells(shell: Any) -> frozenset[int]:
-    """The numbers of this history session's cells that ran code since undone."""
+    """The numbers of this history session's cells that ran code since undone (what the model's
+    code may have put there instead is read as none)."""
     kept = getattr(shell, _UNDONE_CELLS, None)
-    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == _session(shell) and isinstance(kept[1], set):
-        return frozenset(kept[1])
+    if type(kept) is tuple and len(kept) == 2 and type(kept[1]) is set \
+            and kept[0] is not None and kept[0] == undostack.history_session(shell):
+        return frozenset(n for n in kept[1] if type(n) is int)
     return frozenset()
 
 
 def _mark_undone(shell: Any, numbers: Iterable[int]) -> None:
-    setattr(shell, _UNDONE_CELLS, (_session(shell), set(undone_cells(shell)) | set(numbers)))
-
-
-def _session(shell: Any) -> Any:
-    return getattr(getattr(shell, "history_manager", None), "session_number", None)
+    setattr(shell, _UNDONE_CELLS, (undostack.history_session(shell), set(undone_cells(shell)) | set(numbers)))
 
 
 def undo_in_kernel(shell: Any, args: dict[str, Any], limits: Limits) -> dict[str, Any]:
@@ -156,7 +164,8 @@ def undo_requests(shell: Any, stack: undostack.UndoStack, n: int, only: str = ""
     """The last ``n`` requests (or ``only`` that one) taken back, and the history cells that ran
     their code left out of what a later request is told (context/kernel_state.py)."""
     busy = bool(getattr(getattr(shell, ATTRIBUTE, None), "open", False))
-    done = stack.undo(n, shell.user_ns, undostack.history_of(shell), busy=busy, only=only)
+    done = stack.undo(n, shell.user_ns, undostack.history_of(shell), busy=busy, only=only,
+                      session=undostack.history_session(shell))
     _mark_undone(shell, done.history)
     return done
 

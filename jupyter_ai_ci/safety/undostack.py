@@ -57,6 +57,7 @@ class Entry:
     kept: list[Kept] = field(default_factory=list)
     since: int = 0  # the kernel's input history held this many cells when the request ended
     first: int = 0  # ... and when its first attempt began (the panel's and MCP's cells run there)
+    session: int | None = None  # the history session those numbers are of (history_session)
     meta: dict[str, Any] = field(default_factory=dict)  # the driver's: the request, its cells, its record
 
     @property
@@ -91,13 +92,15 @@ class UndoStack:
     entries: list[Entry] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)  # request id -> why it was not kept
 
-    def add(self, request: str, kept: Kept | None, history: int, first: int | None = None) -> None:
-        """``history``: the cells in the kernel's history now; ``first``: when the request began."""
+    def add(self, request: str, kept: Kept | None, history: int, first: int | None = None,
+            session: int | None = None) -> None:
+        """``history``: the cells in the kernel's history now; ``first``: when the request began;
+        ``session``: the history's (``history_session``)."""
         if kept is None:
             return
         entry = self.entries[-1] if self.entries and self.entries[-1].request == request else None
         if entry is None:
-            entry = Entry(request, first=history if first is None else min(first, history))
+            entry = Entry(request, first=history if first is None else max(0, min(first, history)), session=session)
             self.entries.append(entry)
         entry.kept.append(kept)
         entry.since = history
@@ -118,9 +121,10 @@ class UndoStack:
                 entry.meta.update(meta)
 
     def undo(self, n: int, ns: MutableMapping[str, Any], history: Sequence[str],
-             busy: bool = False, only: str = "") -> Undone:
+             busy: bool = False, only: str = "", session: int | None = None) -> Undone:
         """Take the kernel back to before the last ``n`` requests, newest first.  ``only``: that
-        request (an Undo button's), refused when a newer one came after it."""
+        request (an Undo button's), refused when a newer one came after it.  ``session``: the
+        history's now; the cells that ran the requests' code are named only in the one they ran in."""
         if busy:
             return Undone(refused="a request is running in this kernel; undo when it has ended")
         if only:
@@ -138,12 +142,14 @@ class UndoStack:
                                   "(a restart forgets them, and a notebook from elsewhere brings none)")
         n = min(n, len(self.entries))
         chosen = self.entries[-n:]
-        refusal = _refusal(chosen, ns, history)
+        ours = {code.strip() for e in chosen for code in (*_codes(e), "\n\n".join(_codes(e))) if code.strip()}
+        refusal = _refusal(chosen, ns, history, ours)
         if refusal:
             return Undone(refused=refusal)
-        ours = {block.strip() for e in chosen for block in _codes(e)}
-        out = Undone(history=[n for n in range(chosen[0].first, len(history))
-                              if isinstance(history[n], str) and history[n].strip() in ours])
+        out = Undone()
+        if session is not None and all(e.session == session for e in chosen):
+            out.history = [number for number in range(min(chosen[0].first, len(history)), len(history))
+                           if isinstance(history[number], str) and history[number].strip() in ours]
         for entry in reversed(chosen):
             for kept in reversed(entry.kept):
                 _undo_one(kept, ns, out)
@@ -152,10 +158,10 @@ class UndoStack:
         return out
 
 
-def _refusal(chosen: list[Entry], ns: MutableMapping[str, Any], history: Sequence[str]) -> str:
+def _refusal(chosen: list[Entry], ns: MutableMapping[str, Any], history: Sequence[str], ours: set[str]) -> str:
     """Why undoing would throw away the person's work (a cell run since changed what the
-    requests made), naming the cell; "" when it would not."""
-    ours = {block.strip() for e in chosen for block in _codes(e)}
+    requests made), naming the cell; "" when it would not.  ``ours``: the requests' code (one
+    block a cell, or the blocks of one cell joined, as a frontend without the panel inserts them)."""
     later = chosen[-1].since
     names = {n for e in chosen for n in e.names()}
     for number in range(later, len(history)):
@@ -206,6 +212,12 @@ def _undo_one(kept: Kept, ns: MutableMapping[str, Any], out: Undone) -> None:
                 out.restored.append("the working directory")
             except OSError as exc:
                 out.not_undone.append(f"the working directory ({type(exc).__name__}: {before} is gone)")
+
+
+def history_session(shell: Any) -> int | None:
+    """The number of IPython's history session: a reset that opens a new one numbers cells anew."""
+    number = getattr(getattr(shell, "history_manager", None), "session_number", None)
+    return number if type(number) is int else None
 
 
 def history_of(shell: Any) -> list[str]:

@@ -269,3 +269,18 @@ def test_an_undone_requests_cells_leave_the_history_a_later_request_is_told(ip: 
     fresh = [f"fresh_{i} = {i}" for i in range(8)]
     run(ip, *fresh)
     assert told()[-8:] == fresh
+
+    # What the model's code may leave where the request's start is kept: a checkpoint and a commit
+    # still work (a crash there turned every later rollback off), and an undo reaches no further.
+    for i, planted in enumerate(((), ("r1",), ("r1", -10**12), ("r1", 10**12), ["r1", 0], ("r1", True))):
+        ip.user_ns["planted"] = planted
+        run(ip, f"mine_{i} = 1")
+        assert tx("checkpoint", code=[f"made_{i} = 1"])["supported"], planted
+        run(ip, f"made_{i} = 1", f"get_ipython().{remote._REQUEST_START} = planted")
+        tx("commit")
+        tx("note", meta={"request": "make it", "codes": [f"made_{i} = 1"]})
+        done = tx("undo", n=1)
+        assert not done["refused"] and f"made_{i}" in done["dropped"], (planted, done)
+        assert f"mine_{i} = 1" in told(), (planted, told())  # where it began is not known: less is hidden
+    setattr(ip, remote.ATTRIBUTE, 1)  # not a transaction (the model's code set it): a new one is made
+    assert tx("checkpoint")["supported"] and tx("rollback")["supported"]

@@ -47,7 +47,9 @@ def test_a_crashed_worker_fails_its_one_test_and_the_run_ends(tmp_path: Path) ->
 
 
 class _Worker:
-    """What the scheduler sees of one of xdist's workers: it is sent units, or, dead, cannot be."""
+    """What the scheduler sees of one of xdist's workers: it is sent units, or, dead, cannot be.
+    A stand-in, not a real worker: the race it plays (a report read after its worker died) cannot
+    be forced with real ones; the test above runs real workers."""
 
     def __init__(self, name: str) -> None:
         self.gateway = SimpleNamespace(id=name)
@@ -81,7 +83,9 @@ def test_a_unit_handed_to_a_worker_that_died_unseen_goes_to_the_other_worker() -
     assert collection.index("a.py::before") in crashing.sent[0]
 
     crashing.dead = True
+    head = next(iter(sched.workqueue))
     sched.mark_test_complete(crashing, collection.index("a.py::before"))  # raised OSError before
+    assert next(iter(sched.workqueue)) == head  # the unit that could not be sent is next again
     assert sched.remove_node(crashing) == "a.py::dies"
 
     # Every test but the crashed one is run once, by the worker left, which is then told to stop.
@@ -91,3 +95,28 @@ def test_a_unit_handed_to_a_worker_that_died_unseen_goes_to_the_other_worker() -
     handed = [collection[i] for sent in other.sent for i in sent]
     assert sorted(handed) == sorted(set(collection) - {"a.py::before", "a.py::dies"})
     assert not sched.workqueue and other.shutting_down
+
+
+def test_a_worker_that_ended_its_units_and_died_unseen_loses_no_test() -> None:
+    # It finished every test it had, then died before the next unit could be sent: no test was
+    # running, none is reported crashed, and the unit goes to the other worker whole.
+    from tests.scheduling import pytest_xdist_make_scheduler
+
+    config = pytest.Config.fromdictargs({"tx": ["2*popen"], "dist": "loadfile"}, [])
+    sched = pytest_xdist_make_scheduler(config, None)
+    collection = [f"{f}.py::{name}" for f in ("a", "b", "c", "d", "e") for name in ("one", "two", "three")]
+    first, other = _Worker("gw0"), _Worker("gw1")
+    for worker in (first, other):
+        sched.add_node(worker)
+        sched.add_node_collection(worker, collection)
+    sched.schedule()
+    mine = [collection[i] for i in first.sent[0]]
+    first.dead = True
+    for nodeid in mine:
+        sched.mark_test_complete(first, collection.index(nodeid))
+    assert sched.remove_node(first) is None  # nothing was running on it
+    while pending := [nodeid for unit in sched.assigned_work[other].values()
+                      for nodeid, done in unit.items() if not done]:
+        sched.mark_test_complete(other, collection.index(pending[0]))
+    handed = [collection[i] for sent in other.sent for i in sent]
+    assert sorted(handed + mine) == sorted(collection)

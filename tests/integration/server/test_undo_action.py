@@ -76,6 +76,7 @@ async def test_undo_takes_the_request_back_once_and_never_over_a_later_cell_of_y
     assert [m["type"] for m in shown] == ["done", "undone", "undone"] and shown[0]["undo"] == request
 
     # A later cell of the person's changed what the request made: refused, naming the cell.
+    await client.execute_interactive("person_was_here = 1", store_history=True, timeout=60)
     model.script("```python\nmine = [1, 2]\n```")
     done = await ask(ws, client, session, "make mine", log, cell="gen-2")
     assert done["status"] == "success" and done.get("undo"), log
@@ -91,7 +92,8 @@ async def test_undo_takes_the_request_back_once_and_never_over_a_later_cell_of_y
     # second's own exchange, not undone, is still there for the one after).
     assert [m["role"] for m in model.requests[0]["messages"]] == ["system", "user"]
     # Nor was it told the undone request's cell ran (it ran in the kernel's history, as the panel's do).
-    assert "undo_me = 42" not in model.requests[0]["messages"][1]["content"]
+    context = model.requests[0]["messages"][1]["content"]
+    assert "undo_me = 42" not in context and "person_was_here = 1" in context, context
     model.script("No code needed.")
     ws.write_message(json.dumps({"type": "ask", "request": "and now?", "path": session["path"],
                                  "kernel_id": session["kernel"]["id"]}))
