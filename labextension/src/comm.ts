@@ -12,7 +12,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
-import { deleteGeneratedCells, generatedLayout, insertAskResults } from './notebook';
+import { deleteGeneratedCells, generatedLayout, insertAskResults } from './cells';
 import { CELL_ID, isPlainObject, parseCommCells } from './parse';
 import { COMM_TARGET, PROTOCOL } from './tokens';
 

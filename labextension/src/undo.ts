@@ -13,7 +13,7 @@ import { JSONObject } from '@lumino/coreutils';
 
 import { keepBar, runInCell } from './cellbar';
 import { button, watchCodeCells } from './fix';
-import { REQUEST_ID } from './transcript';
+import { REQUEST_ID } from './runend';
 
 const BAR = 'jp-aici-undobar';
 
