@@ -284,3 +284,18 @@ def test_an_undone_requests_cells_leave_the_history_a_later_request_is_told(ip: 
         assert f"mine_{i} = 1" in told(), (planted, told())  # where it began is not known: less is hidden
     setattr(ip, remote.ATTRIBUTE, 1)  # not a transaction (the model's code set it): a new one is made
     assert tx("checkpoint")["supported"] and tx("rollback")["supported"]
+
+
+def test_the_magics_undo_leaves_a_run_of_the_requests_code_out_of_the_next_context(
+        ip: Any, model_server: ScriptedOpenAIServer) -> None:
+    # The magic runs its attempts unstored; the cell it inserts below, run by the person (or Run
+    # All), is stored like any cell. Once the request is undone, that run is not told either.
+    model_server.script("```python\ninserted_total = 40 + 2\nprint(inserted_total)\n```",
+                        "```python\nprint('next')\n```")
+    run(ip, "mine_first = 1", "%%ask --candidates 1\nadd 40 and 2")
+    run(ip, "inserted_total = 40 + 2\nprint(inserted_total)", "mine_after = 2", "%ask undo")
+    assert "inserted_total" not in ip.user_ns
+    run(ip, "%%ask --candidates 1\nprint next")
+    told = sent_context(model_server)
+    assert "mine_first = 1" in told and "mine_after = 2" in told, told
+    assert "inserted_total = 40 + 2" not in told.split("## Earlier")[0], told
