@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -48,6 +50,25 @@ def kernel_of(lab: dict[str, Any], name: str) -> dict[str, Any] | None:
 def wait_idle(page: Any, timeout: float = 60_000) -> None:
     # The toolbar's execution indicator, once the kernel has started and is idle.
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+
+
+def run_first_cell(page: Any, timeout: float = 90) -> None:
+    """Run the notebook's first cell as a user would (click, Shift+Enter), until the kernel took it
+    (its prompt ``[*]`` or ``[1]``); the next cell is then selected.  Under load the key can come
+    before the page's session is connected: JupyterLab then runs nothing and the prompt stays
+    ``[ ]`` (CI, 6 Dec), so it is pressed again; nothing ran, so nothing runs twice."""
+    cell = page.locator(".jp-Notebook .jp-Cell").first
+    took = cell.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\*|\d+)\]"))
+    deadline = time.monotonic() + timeout
+    while True:
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            took.wait_for(timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
 
 
 def saved_notebook(lab: dict[str, Any], name: str, until: Callable[[dict[str, Any]], Any],

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from labutil import make_notebook, open_notebook, saved_notebook, wait_idle
+from labutil import make_notebook, open_notebook, run_first_cell, saved_notebook, wait_idle
 from test_chat_panel import picture
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -39,8 +39,7 @@ def test_disagreement_shows_the_other_results_and_use_this_one_applies_one(
                                                          "print('runs =', runs)"])
     open_notebook(page, lab, name, notebook7=frontend == "notebook7")
     cells = page.locator(".jp-Notebook .jp-Cell")
-    cells.first.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)
     page.keyboard.press("Shift+Enter")  # the %%ask cell
     ask = cells.nth(1)
     bar = ask.locator(".jp-aici-usebar")

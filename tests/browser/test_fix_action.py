@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from labutil import make_notebook, open_notebook, saved_notebook, wait_idle
+from labutil import make_notebook, open_notebook, run_first_cell, saved_notebook, wait_idle
 from test_chat_panel import picture
 
 from jupyter_ai_ci.testing import Reply, ScriptedOpenAIServer
@@ -49,8 +49,7 @@ def test_fix_explain_reject_accept(page: Any, lab: dict[str, Any], model: Script
     name = make_notebook(lab, f"{frontend}/fix.ipynb", [SETUP, FAILING, "print('runs =', runs)"])
     open_notebook(page, lab, name, notebook7=frontend == "notebook7")
     cells = page.locator(".jp-Notebook .jp-Cell")
-    cells.first.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)
     page.keyboard.press("Control+Enter")  # the failing cell; the check below stays unrun
     failed = cells.nth(1)
     failed.locator(".jp-aici-fix-action").wait_for(state="visible")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from labutil import ARTIFACTS, goto, make_notebook, wait_idle
+from labutil import ARTIFACTS, goto, make_notebook, run_first_cell, wait_idle
 from test_answer_first import panel_for
 from test_candidates import source
 from test_sidebar import ENDS, send
@@ -57,8 +57,7 @@ def test_the_magic_says_the_mend_and_inserts_the_code_as_it_ran(
     goto(page, lab, name, frontend)
     wait_idle(page)
     cells = page.locator(".jp-Notebook .jp-Cell")
-    cells.first.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)
     cells.first.locator(".jp-InputPrompt", has_text="[1]").wait_for(timeout=60_000)  # the kernel is up
     page.keyboard.press("Shift+Enter")  # the %%ask cell
     cells.nth(1).locator(".jp-OutputArea", has_text="done in").wait_for(timeout=90_000)

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from labutil import ARTIFACTS, make_notebook, open_notebook, open_panel, wait_idle
+from labutil import ARTIFACTS, make_notebook, open_notebook, open_panel, run_first_cell, wait_idle
 from test_chat_panel import picture
 from test_sidebar import ask
 
@@ -38,8 +38,7 @@ def test_undo_takes_the_request_back_and_its_cell_out(
         "%load_ext jupyter_ai_ci", ASK, "print(globals().get('total'), '|', open('log.txt').read())"])
     open_notebook(page, lab, name, notebook7=frontend == "notebook7")
     cells = page.locator(".jp-Notebook .jp-Cell")
-    cells.first.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)
     page.keyboard.press("Shift+Enter")  # the %%ask cell
     ask = cells.nth(1)
     bar = ask.locator(".jp-aici-undobar")
