@@ -7,6 +7,7 @@ without a cell), and accepts or rejects the offer; the kernel says what it kept.
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -41,8 +42,14 @@ async def run(client: Any, code: str) -> tuple[str, list[dict[str, Any]]]:
 
 
 async def value(client: Any, expression: str) -> str:
-    _, outputs = await run(client, f"print({expression})")
-    return "".join(o.get("text", "") for o in outputs).strip()
+    """What ``print(expression)`` prints, read from the execute reply (a user expression), not from
+    its output: under load the oldest ipykernel's stream message came after the kernel said idle,
+    and the value read was '' (CI, 6 Dec)."""
+    reply = await client.execute_interactive("", store_history=False, timeout=60,
+                                             user_expressions={"x": f"' '.join(map(str, [{expression}]))"})
+    found = reply["content"]["user_expressions"]["x"]
+    assert found["status"] == "ok", found
+    return str(ast.literal_eval(found["data"]["text/plain"])).strip()
 
 
 def fix_message(session: dict[str, Any], kind: str = "fix") -> str:
