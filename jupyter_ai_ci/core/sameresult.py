@@ -69,9 +69,10 @@ def key(text: str) -> Key:
     """The result normalised for comparison; None when it shows nothing to compare."""
     body = _LABELS.sub("", text)
     numbers = tuple(sorted(numbers_in(body)))
+    written = fields_in(body)
     # A field's None or nan is in its words (any case), not counted twice here.
-    nans = len(_NAN.findall(body)) - sum(len(_NAN.findall(value)) for _, value in fields_in(body))
-    fields = _field_words(body)
+    nans = len(_NAN.findall(body)) - sum(len(_NAN.findall(value)) for _, value in written)
+    fields = _field_words(written)
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     rest = [line for line in lines if not fields_in(line)]
     if fields and not (numbers or nans) and rest:  # fields and words: the words' last line counts too
@@ -101,12 +102,12 @@ def _last_words(line: str) -> str:
     return re.sub(r"[\s'\"`.,;!()\[\]{}]+", " ", last).strip().lower()
 
 
-def _field_words(text: str) -> Fields:
+def _field_words(written: Sequence[tuple[str, str]]) -> Fields:
     """Each field's words, its numbers left out (they are compared above), by name: the items of a
     list in any order, case, spaces and punctuation aside; a field shown twice counts as its last
     line (an earlier print may be a step on the way)."""
     found: dict[str, str] = {}
-    for name, value in fields_in(text):
+    for name, value in written:
         items = (re.sub(r"[\W_]+", "", item).lower() for item in re.split(r"[,;/|]", without_numbers(value)))
         found[name.lower()] = " ".join(sorted(filter(None, items)))
     return tuple(sorted((name, words) for name, words in found.items() if words))
